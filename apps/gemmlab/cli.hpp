@@ -1,0 +1,35 @@
+// Pieces shared by the subcommands of the `gemmlab` program.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gemmlab/builtin.hpp"
+
+namespace gemmlab::cli {
+
+// Bad input from the user: printed as one line, exit status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Set by a subcommand to the process exit status (0 unless it says otherwise).
+struct Outcome {
+  int exit_status = 0;
+};
+
+void add_devices_command(CLI::App& app, Outcome& outcome);
+void add_kernels_command(CLI::App& app, Outcome& outcome);
+void add_run_command(CLI::App& app, Outcome& outcome);
+void add_verify_command(CLI::App& app, Outcome& outcome);
+
+// The kernels named by --backend / --kernel ("" = all); unknown names are UsageErrors.
+std::vector<const Kernel*> select_kernels(const std::string& backend, const std::string& kernel);
+
+void print_json(const nlohmann::json& document);
+
+}  // namespace gemmlab::cli

@@ -1,0 +1,48 @@
+// gemmlab devices: every device of every backend, its specification and measured ceilings.
+#include <fmt/core.h>
+
+#include "cli.hpp"
+#include "gemmlab/json.hpp"
+
+namespace gemmlab::cli {
+
+void add_devices_command(CLI::App& app, Outcome&) {
+  struct Options {
+    bool json = false;
+    bool no_measure = false;
+  };
+  auto options = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("devices", "List devices with their specifications and measured ceilings");
+  cmd->add_flag("--json", options->json, "Print one JSON document");
+  cmd->add_flag("--no-measure", options->no_measure, "Skip the FMA and memory-bandwidth micro-benchmarks");
+  cmd->callback([options] {
+    std::vector<DeviceInfo> infos;
+    for (const auto& name : registry().backend_names()) {
+      Backend& backend = registry().backend(name);
+      for (const auto& listed : backend.devices()) {
+        auto device = backend.open(listed.index);
+        if (!options->no_measure) device->measure_ceilings();
+        infos.push_back(device->info());
+      }
+    }
+    if (options->json) return print_json({{"devices", infos}});
+    for (const auto& d : infos) {
+      fmt::print("{}:{}  {} ({})\n", d.backend, d.index, d.name, d.vendor);
+      std::string features;
+      for (const auto& f : d.features) features += f + " ";
+      fmt::print("  cores {}, SIMD {} bit, features: {}\n", d.cores, d.simd_width_bits, features);
+      for (const auto& c : d.caches)
+        fmt::print("  L{} {:<11} {:>8} KiB, shared by {} core(s)\n", c.level, c.type, c.size_bytes / 1024,
+                   c.shared_by_cores);
+      fmt::print("  clock {:.2f} GHz, {} FMA unit(s)/core -> peak {:.1f} GFLOP/s fp32, {:.1f} fp64\n",
+                 d.clock_ghz, d.fma_units_per_core, d.peak_gflops_fp32, d.peak_gflops_fp64);
+      if (d.measured)
+        fmt::print("  measured: FMA {:.1f} GFLOP/s fp32 ({:.1f} on one core), {:.1f} fp64; "
+                   "triad {:.1f} GB/s\n",
+                   d.measured->fma_gflops_fp32, d.measured->fma_gflops_fp32_one_core,
+                   d.measured->fma_gflops_fp64, d.measured->triad_gb_per_s);
+    }
+  });
+}
+
+}  // namespace gemmlab::cli

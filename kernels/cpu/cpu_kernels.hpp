@@ -1,0 +1,24 @@
+// The CPU kernel curriculum: one factory per step, registered in register_kernels.
+#pragma once
+
+#include <memory>
+
+#include "gemmlab/registry.hpp"
+
+namespace gemmlab::cpu {
+
+std::unique_ptr<Kernel> make_naive();                    // 01_naive.cpp
+std::unique_ptr<Kernel> make_loop_order();               // 02_loop_order.cpp
+std::unique_ptr<Kernel> make_cache_blocked();            // 03_cache_blocked.cpp
+std::unique_ptr<Kernel> make_register_blocked_avx2();    // 04_register_blocked_avx2.cpp
+std::unique_ptr<Kernel> make_packed_avx512();            // 05_packed_avx512.cpp
+
+inline void register_kernels(Registry& r) {
+  r.add_kernel(make_naive());
+  r.add_kernel(make_loop_order());
+  r.add_kernel(make_cache_blocked());
+  r.add_kernel(make_register_blocked_avx2());
+  r.add_kernel(make_packed_avx512());
+}
+
+}  // namespace gemmlab::cpu

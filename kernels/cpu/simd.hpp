@@ -1,0 +1,71 @@
+// Thin, typed wrappers over the x86 vector intrinsics used by the SIMD kernels, so that one
+// kernel template serves fp32 and fp64. Each function carries the target attribute of its
+// instruction set: the rest of the program stays portable, and the kernels that call these run
+// only after cpuid says the instructions exist.
+#pragma once
+
+#include <immintrin.h>
+
+namespace gemmlab::cpu::simd {
+
+template <class T> struct Avx2;
+
+template <> struct Avx2<float> {
+  using Reg = __m256;
+  static constexpr int lanes = 8;
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg zero() { return _mm256_setzero_ps(); }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg load(const float* p) { return _mm256_loadu_ps(p); }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline void store(float* p, Reg v) { _mm256_storeu_ps(p, v); }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg broadcast(float x) { return _mm256_set1_ps(x); }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
+};
+
+template <> struct Avx2<double> {
+  using Reg = __m256d;
+  static constexpr int lanes = 4;
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg zero() { return _mm256_setzero_pd(); }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg load(const double* p) { return _mm256_loadu_pd(p); }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline void store(double* p, Reg v) { _mm256_storeu_pd(p, v); }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg broadcast(double x) { return _mm256_set1_pd(x); }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_pd(a, b, c); }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg mul(Reg a, Reg b) { return _mm256_mul_pd(a, b); }
+};
+
+// AVX-512 adds per-lane masks: a partial vector at the right edge of C is loaded and stored with
+// a mask instead of a scalar loop.
+template <class T> struct Avx512;
+
+template <> struct Avx512<float> {
+  using Reg = __m512;
+  using Mask = __mmask16;
+  static constexpr int lanes = 16;
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg zero() { return _mm512_setzero_ps(); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg load(const float* p) { return _mm512_loadu_ps(p); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg broadcast(float x) { return _mm512_set1_ps(x); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg fma(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Mask first(int count) {
+    return count >= lanes ? Mask(0xffff) : Mask((1u << count) - 1);
+  }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg load(Mask m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline void store(Mask m, float* p, Reg v) { _mm512_mask_storeu_ps(p, m, v); }
+};
+
+template <> struct Avx512<double> {
+  using Reg = __m512d;
+  using Mask = __mmask8;
+  static constexpr int lanes = 8;
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg zero() { return _mm512_setzero_pd(); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg load(const double* p) { return _mm512_loadu_pd(p); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg broadcast(double x) { return _mm512_set1_pd(x); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg fma(Reg a, Reg b, Reg c) { return _mm512_fmadd_pd(a, b, c); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg mul(Reg a, Reg b) { return _mm512_mul_pd(a, b); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Mask first(int count) {
+    return count >= lanes ? Mask(0xff) : Mask((1u << count) - 1);
+  }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg load(Mask m, const double* p) { return _mm512_maskz_loadu_pd(m, p); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline void store(Mask m, double* p, Reg v) { _mm512_mask_storeu_pd(p, m, v); }
+};
+
+}  // namespace gemmlab::cpu::simd

@@ -1,0 +1,73 @@
+// Devices: what a backend can run on, its specification, measured ceilings, and the small set of
+// operations the shared evaluation code needs (memory, copies, synchronisation, timing).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gemmlab {
+
+struct CacheLevel {
+  int level = 0;
+  std::string type;              // "Data", "Instruction", "Unified"
+  std::int64_t size_bytes = 0;
+  int shared_by_cores = 1;
+};
+
+// Ceilings measured on the device itself, to compare kernels with what the hardware really gives.
+struct MeasuredCeilings {
+  double fma_gflops_fp32 = 0;   // all cores
+  double fma_gflops_fp64 = 0;
+  double fma_gflops_fp32_one_core = 0;
+  double triad_gb_per_s = 0;    // STREAM-style a[i] = b[i] + s * c[i], all cores
+};
+
+struct DeviceInfo {
+  std::string backend;           // "cpu", "cuda", ...
+  int index = 0;                 // within its backend
+  std::string name;
+  std::string vendor;
+  int cores = 0;                 // CPU cores, GPU SMs / CUs
+  int simd_width_bits = 0;       // widest vector register used for FMA
+  std::vector<std::string> features;  // "avx2", "fma", "avx512f", ...
+  std::vector<CacheLevel> caches;
+  double clock_ghz = 0;
+  int fma_units_per_core = 0;    // vector FMA pipes (assumed from the ISA where the OS cannot tell)
+  double peak_gflops_fp32 = 0;   // cores x clock x FMA units x lanes x 2
+  double peak_gflops_fp64 = 0;
+  std::optional<MeasuredCeilings> measured;
+
+  bool has_feature(const std::string& feature) const;
+  // Size of the first cache of the given level holding data (0 when unknown).
+  std::int64_t cache_bytes(int level) const;
+};
+
+// Memory owned by a device. On the CPU this is host memory.
+class DeviceBuffer {
+ public:
+  virtual ~DeviceBuffer() = default;
+  virtual void* data() = 0;  // device address
+  virtual std::size_t bytes() const = 0;
+};
+
+// An opened device of some backend.
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+  virtual std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) = 0;
+  virtual void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) = 0;
+  virtual void download(void* dst, DeviceBuffer& src, std::size_t bytes) = 0;
+  virtual void synchronize() = 0;
+  // Duration in seconds of the work `launch` submits, measured as this backend measures it.
+  virtual double time_once(const std::function<void()>& launch) = 0;
+  // Runs the FMA and bandwidth micro-benchmarks and stores them in info().measured.
+  virtual void measure_ceilings() = 0;
+};
+
+}  // namespace gemmlab

@@ -1,0 +1,72 @@
+// The kernel interface every backend's kernels implement, and the reference-library interface.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gemmlab/device.hpp"
+#include "gemmlab/problem.hpp"
+#include "gemmlab/space.hpp"
+
+namespace gemmlab {
+
+// Device addresses of the three operands, in the problem's precision.
+struct Operands {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+};
+
+// Thrown by Kernel::prepare when the device cannot run the kernel (see Kernel::supported).
+class Unsupported : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Support {
+  bool ok = true;
+  std::string reason;  // why not, when !ok
+};
+
+// A kernel bound to one device, problem and configuration: compiled / instantiated, ready to run.
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  // Computes C = alpha*A*B + beta*C; may return before the device finishes (Device::synchronize).
+  virtual void run(const Operands& operands) = 0;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual std::string_view name() const = 0;     // "05_packed_avx512"
+  virtual std::string_view backend() const = 0;  // "cpu"
+  virtual std::string_view summary() const = 0;  // the one idea it adds
+  virtual std::vector<Precision> precisions() const = 0;
+  // Whether this device can run it at all (instruction sets, architecture); never crashes.
+  virtual Support supported(const DeviceInfo& device) const = 0;
+  // Tunable parameters and constraints; values may depend on the device (cores, caches) and on
+  // the precision (vector lanes).
+  virtual SearchSpace space(const DeviceInfo& device, Precision precision) const = 0;
+  virtual Config default_config(const DeviceInfo& device, Precision precision) const = 0;
+  // Builds the kernel for a checked configuration. Throws ConfigError for a configuration it
+  // cannot build, std::invalid_argument for an unsupported problem.
+  virtual std::unique_ptr<Executable> prepare(Device& device, const Problem& problem,
+                                              const Config& config) const = 0;
+  bool supports(Precision p) const;
+};
+
+// A vendor library computing the same GEMM on the same device, for timing comparisons.
+class Reference {
+ public:
+  virtual ~Reference() = default;
+  virtual std::string name() const = 0;     // "openblas"
+  virtual std::string version() const = 0;  // library's own version / configuration string
+  virtual void set_threads(int threads) = 0;
+  virtual void gemm(const Problem& problem, const Operands& operands) = 0;
+};
+
+}  // namespace gemmlab

@@ -1,0 +1,38 @@
+// The one measurement routine every timing in gemmlab goes through (CLI, tests, benchmarks,
+// tuner): warm-up runs, then repetitions until the relative spread of the samples is small or a
+// time limit is reached; the result is the median and the spread.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+namespace gemmlab {
+
+struct MeasureOptions {
+  int warmup = 1;
+  int min_repetitions = 5;
+  int max_repetitions = 1000;
+  double max_seconds = 2.0;      // stop repeating after this much measured time
+  double target_spread = 0.02;   // stop once (q3 - q1) / median is at most this
+};
+
+struct Measurement {
+  double median_s = 0;
+  double spread = 0;  // interquartile range relative to the median
+  double min_s = 0;
+  double max_s = 0;
+  int repetitions = 0;
+  std::vector<double> samples_s;
+};
+
+// `run_once` performs one run and returns its duration in seconds, measured the way its backend
+// measures (wall clock on the CPU, events on a GPU).
+Measurement measure(const std::function<double()>& run_once, const MeasureOptions& options = {});
+
+// Wall-clock seconds of one call of `f` (steady clock).
+double wall_seconds(const std::function<void()>& f);
+
+// Median and relative interquartile range of samples (sorted copy).
+Measurement summarize(std::vector<double> samples_s);
+
+}  // namespace gemmlab

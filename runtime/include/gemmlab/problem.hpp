@@ -1,0 +1,51 @@
+// A GEMM problem: C = alpha * A * B + beta * C, all matrices row-major.
+//   A is M x K (lda >= K), B is K x N (ldb >= N), C is M x N (ldc >= N).
+// BLAS semantics: a zero dimension is legal; with M or N zero nothing happens, with K zero (or
+// alpha zero) C becomes beta * C; with beta zero C is never read, so NaN in C does not propagate.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gemmlab {
+
+// fp16, bf16 and int8 are reserved for backends with such units (tensor cores, systolic arrays).
+enum class Precision { fp32, fp64, fp16, bf16, int8 };
+
+std::string_view to_string(Precision p);
+// Throws std::invalid_argument naming the allowed values.
+Precision parse_precision(std::string_view text);
+std::size_t element_size(Precision p);
+// Machine epsilon of the precision's storage type (distance from 1 to the next value).
+double machine_epsilon(Precision p);
+
+struct Problem {
+  std::int64_t m = 0, n = 0, k = 0;
+  double alpha = 1.0, beta = 0.0;
+  std::int64_t lda = 0, ldb = 0, ldc = 0;  // elements between consecutive rows
+  Precision precision = Precision::fp32;
+
+  // Leading dimensions equal to the row lengths (no padding).
+  static Problem packed(std::int64_t m, std::int64_t n, std::int64_t k,
+                        Precision precision = Precision::fp32, double alpha = 1.0,
+                        double beta = 0.0);
+
+  double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+  // Elements each operand spans in memory, padding between rows included.
+  std::size_t a_elements() const;
+  std::size_t b_elements() const;
+  std::size_t c_elements() const;
+  std::string shape() const;  // "MxNxK"
+};
+
+// Checks sizes, leading dimensions, alpha/beta; throws std::invalid_argument naming the field.
+void validate(const Problem& p);
+// As above, and the operand pointers: a pointer that would be read or written must not be null.
+void validate(const Problem& p, const void* a, const void* b, const void* c);
+
+// "MxNxK" -> packed fp32 problem; throws std::invalid_argument.
+Problem parse_shape(std::string_view text);
+
+}  // namespace gemmlab

@@ -1,0 +1,48 @@
+// The verification plan shared by `gemmlab verify` and the test suite: which shapes, which
+// alpha/beta pairs and which configurations each kernel is checked on.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gemmlab/evaluate.hpp"
+#include "gemmlab/registry.hpp"
+
+namespace gemmlab {
+
+// 1x1x1, 7x13x5, 127x129x131, 1000x1x1000, 1x1000x1000, 513x257x1, 256x256x256: the scalar case,
+// small primes, sizes one off the powers of two, a dot-product-like row, tall-skinny, K = 1, and
+// one size that is a multiple of every tile.
+std::vector<Problem> default_verification_shapes();
+
+struct Scalars {
+  double alpha, beta;
+};
+// (1, 0): C is write-only; (-0.75, 1.25): both scalings, C read.
+std::vector<Scalars> default_verification_scalars();
+
+struct VerifyCase {
+  std::string backend, kernel;
+  Problem problem;
+  Config config;
+  std::string status;  // "passed", "failed", "unsupported"
+  ValidationResult validation;
+};
+
+struct VerifyOptions {
+  std::vector<Problem> shapes = default_verification_shapes();
+  std::vector<Scalars> scalars = default_verification_scalars();
+  std::vector<Precision> precisions;  // empty: all the kernel supports (fp32, fp64 on the host)
+  bool padded_leading_dimensions = false;  // also run each case with ld = row length + 3
+  std::uint64_t seed = 42;
+};
+
+// Every case of the plan for one kernel: the default configuration and the extremes of its
+// parameter ranges (SearchSpace::extremes) x shapes x precisions x scalars.
+std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Reference* truth_fp64,
+                                      const VerifyOptions& options);
+
+// The same problem with every leading dimension `extra` elements longer than its row.
+Problem with_padding(Problem p, std::int64_t extra);
+
+}  // namespace gemmlab

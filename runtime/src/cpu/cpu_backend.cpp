@@ -1,0 +1,61 @@
+#include <cstring>
+
+#include "gemmlab/buffer.hpp"
+#include "gemmlab/cpu.hpp"
+#include "gemmlab/measure.hpp"
+
+namespace gemmlab::cpu {
+namespace {
+
+class HostMemory final : public DeviceBuffer {
+ public:
+  explicit HostMemory(std::size_t bytes) : bytes_(bytes), memory_(aligned_bytes(bytes)) {}
+  void* data() override { return memory_.get(); }
+  std::size_t bytes() const override { return bytes_; }
+
+ private:
+  std::size_t bytes_;
+  std::unique_ptr<std::byte, AlignedFree> memory_;
+};
+
+class CpuDevice final : public Device {
+ public:
+  CpuDevice() : info_(detect()) {}
+  const DeviceInfo& info() const override { return info_; }
+  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
+    return std::make_unique<HostMemory>(bytes);
+  }
+  void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
+    if (bytes > 0) std::memcpy(dst.data(), src, bytes);
+  }
+  void download(void* dst, DeviceBuffer& src, std::size_t bytes) override {
+    if (bytes > 0) std::memcpy(dst, src.data(), bytes);
+  }
+  void synchronize() override {}
+  double time_once(const std::function<void()>& launch) override { return wall_seconds(launch); }
+  void measure_ceilings() override { info_.measured = cpu::measure_ceilings(info_); }
+
+ private:
+  DeviceInfo info_;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  std::vector<DeviceInfo> devices() override { return {detect()}; }
+  std::unique_ptr<Device> open(int index) override {
+    if (index != 0)
+      throw std::invalid_argument("cpu device " + std::to_string(index) +
+                                  " does not exist; the cpu backend has device 0");
+    return std::make_unique<CpuDevice>();
+  }
+  std::vector<std::string> reference_names() const override { return cblas_names(); }
+  std::unique_ptr<Reference> make_reference(const std::string& name, Device&) override {
+    return load_cblas(name);
+  }
+};
+}  // namespace
+
+std::unique_ptr<Backend> make_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace gemmlab::cpu

@@ -1,0 +1,122 @@
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "gemmlab/cpu.hpp"
+
+namespace gemmlab::cpu {
+namespace {
+
+std::string read_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// "48K", "2048K", "480M" -> bytes
+std::int64_t parse_size(const std::string& text) {
+  if (text.empty()) return 0;
+  std::int64_t value = std::atoll(text.c_str());
+  switch (text.back()) {
+    case 'K': return value << 10;
+    case 'M': return value << 20;
+    case 'G': return value << 30;
+    default: return value;
+  }
+}
+
+// Number of CPUs listed in a sysfs list such as "0-3,8".
+int count_cpu_list(const std::string& list) {
+  int count = 0;
+  std::stringstream ss(list);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    auto dash = part.find('-');
+    if (dash == std::string::npos) count += 1;
+    else count += std::atoi(part.c_str() + dash + 1) - std::atoi(part.c_str()) + 1;
+  }
+  return count;
+}
+
+std::vector<CacheLevel> read_caches() {
+  std::vector<CacheLevel> caches;
+  for (int index = 0; index < 16; ++index) {
+    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    std::string level = read_line(dir + "level");
+    if (level.empty()) break;
+    CacheLevel c;
+    c.level = std::atoi(level.c_str());
+    c.type = read_line(dir + "type");
+    c.size_bytes = parse_size(read_line(dir + "size"));
+    c.shared_by_cores = std::max(1, count_cpu_list(read_line(dir + "shared_cpu_list")));
+    caches.push_back(c);
+  }
+  return caches;
+}
+
+// Field of /proc/cpuinfo for the first CPU ("model name", "vendor_id", "cpu MHz").
+std::string cpuinfo_field(const std::string& key) {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) {
+        auto value = line.substr(colon + 1);
+        value.erase(0, value.find_first_not_of(" \t"));
+        return value;
+      }
+    }
+  return {};
+}
+
+double clock_ghz() {
+  // Highest frequency the kernel reports; virtual machines often only give the nominal one.
+  std::string max_khz = read_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+  if (!max_khz.empty()) return std::atof(max_khz.c_str()) * 1e-6;
+  return std::atof(cpuinfo_field("cpu MHz").c_str()) * 1e-3;
+}
+
+bool disabled(const std::string& feature) {
+  const char* env = std::getenv("GEMMLAB_CPU_DISABLE");
+  if (env == nullptr) return false;
+  std::stringstream ss(env);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (item == feature) return true;
+  return false;
+}
+}  // namespace
+
+DeviceInfo detect() {
+  DeviceInfo d;
+  d.backend = "cpu";
+  d.index = 0;
+  d.name = cpuinfo_field("model name");
+  d.vendor = cpuinfo_field("vendor_id");
+  d.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  __builtin_cpu_init();
+  // cpuid bits, checked with the OS's register-state support (libgcc tests XCR0 as well).
+  const std::pair<const char*, bool> features[] = {
+      {"sse2", __builtin_cpu_supports("sse2")},       {"avx", __builtin_cpu_supports("avx")},
+      {"avx2", __builtin_cpu_supports("avx2")},       {"fma", __builtin_cpu_supports("fma")},
+      {"avx512f", __builtin_cpu_supports("avx512f")},
+  };
+  for (auto [name, present] : features)
+    if (present && !disabled(name)) d.features.emplace_back(name);
+  d.simd_width_bits = d.has_feature("avx512f") ? 512 : d.has_feature("avx") ? 256 : 128;
+  d.caches = read_caches();
+  d.clock_ghz = clock_ghz();
+  // Two vector FMA pipes per core from Haswell on (AVX2+FMA); Xeon cores with AVX-512 have two
+  // 512-bit pipes, some client cores one: the measured FMA ceiling shows which.
+  d.fma_units_per_core = d.has_feature("fma") ? 2 : 1;
+  const double fma_flops = d.has_feature("fma") ? 2.0 : 1.0;  // without FMA: separate mul/add
+  const double lanes32 = d.simd_width_bits / 32.0;
+  d.peak_gflops_fp32 = d.cores * d.clock_ghz * d.fma_units_per_core * lanes32 * fma_flops;
+  d.peak_gflops_fp64 = d.peak_gflops_fp32 / 2;
+  return d;
+}
+
+}  // namespace gemmlab::cpu

@@ -1,0 +1,55 @@
+#include "gemmlab/measure.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+namespace gemmlab {
+
+double wall_seconds(const std::function<void()>& f) {
+  auto start = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+namespace {
+// Linear interpolation between closest ranks of sorted samples.
+double quantile(const std::vector<double>& sorted, double q) {
+  double pos = q * static_cast<double>(sorted.size() - 1);
+  auto lo = static_cast<std::size_t>(pos);
+  auto hi = std::min(lo + 1, sorted.size() - 1);
+  double frac = pos - static_cast<double>(lo);
+  return sorted[lo] * (1 - frac) + sorted[hi] * frac;
+}
+}  // namespace
+
+Measurement summarize(std::vector<double> samples_s) {
+  Measurement m;
+  m.repetitions = static_cast<int>(samples_s.size());
+  if (samples_s.empty()) return m;
+  std::vector<double> sorted = samples_s;
+  std::sort(sorted.begin(), sorted.end());
+  m.median_s = quantile(sorted, 0.5);
+  m.min_s = sorted.front();
+  m.max_s = sorted.back();
+  m.spread = m.median_s > 0 ? (quantile(sorted, 0.75) - quantile(sorted, 0.25)) / m.median_s : 0;
+  m.samples_s = std::move(samples_s);
+  return m;
+}
+
+Measurement measure(const std::function<double()>& run_once, const MeasureOptions& options) {
+  for (int i = 0; i < options.warmup; ++i) run_once();
+  std::vector<double> samples;
+  double total = 0;
+  int min_reps = std::max(1, options.min_repetitions);
+  while (static_cast<int>(samples.size()) < options.max_repetitions) {
+    double t = run_once();
+    samples.push_back(t);
+    total += t;
+    if (static_cast<int>(samples.size()) < min_reps) continue;
+    if (total >= options.max_seconds) break;
+    if (summarize(samples).spread <= options.target_spread) break;
+  }
+  return summarize(std::move(samples));
+}
+
+}  // namespace gemmlab
