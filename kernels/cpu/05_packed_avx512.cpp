@@ -1,20 +1,23 @@
 // 05_packed_avx512 — BLIS-style: packed panels, five loops around an AVX-512 micro-kernel.
 //
-// Idea over 04: 04 reads A and B where they lie, so the micro-kernel's loads stride through
-// memory and a strip of B is refetched from far caches for every row block. Here the operands
-// are first copied (packed) into the order the micro-kernel reads them:
-//   loop 5  jc: NC columns of B and C                 (B block KC x NC lives in L3)
-//   loop 4  pc: KC deep; pack B[pc:, jc:] into NR-wide panels, k-major
-//   loop 3  ic: MC rows; pack A[ic:, pc:] into MR-tall panels, k-major   (A block in L2)
-//   loop 2  jr: one NR-wide panel of B                (B micro-panel KC x NR in L1)
-//   loop 1  ir: one MR-tall panel of A -> micro-kernel: MR x NR of C in zmm registers
-// The micro-kernel then reads both operands with unit stride, from caches it was sized for.
-// The rows are split evenly among OpenMP threads, each packing its own A blocks.
-// Hardware: AVX-512F (32 zmm registers, masked loads/stores for the right edge of C), the cache
-// hierarchy (sizes read from the OS), and the cores (OpenMP).
+// Idea over 04: 04 reads A and B where they lie, so its loads stride through memory and a strip
+// of B is fetched again from far caches for every row block. Here the operands are first copied
+// (packed) into exactly the order the micro-kernel reads them, in blocks sized to the caches:
+//   loop 5  ic: MC rows of A and C      pack nothing yet
+//   loop 4  pc: KC deep                 pack A[ic:, pc:] into MR-tall panels (shared, L3)
+//   loop 3  jc: NC columns (per thread) pack B[pc:, jc:] into NR-wide panels (this core's L2)
+//   loop 2  ir: one A panel, KC x MR    stays in L1 while ...
+//   loop 1  jr: ... the B panels, KC x NR, stream past it from L2 into the micro-kernel,
+//           which keeps an MR x NR tile of C in zmm registers for the whole KC depth.
+// The broadcast side (A) sits in L1 and the vector side (B) streams: the mirror image of BLIS's
+// column-major arrangement, since here C's contiguous dimension is N. Threads split the columns
+// evenly and share the packed A block (two buffers in turn, so one barrier per depth step).
+// Packing walks the sources in long contiguous runs; its cost is a few percent of the total.
+// Hardware: AVX-512F (32 zmm registers; masked loads/stores for the right edge of C), the cache
+// hierarchy (sizes read from the OS), several cores (OpenMP), 2 MiB pages for the packed blocks.
 // Parameters: MR, NV (compile-time variants; NR = NV * lanes), MC, KC, NC (run time), threads.
 // Constraints: MR*NV + NV + 1 <= 32 (zmm registers); MC % MR == 0; NC % NR == 0;
-//              KC*NR*elem <= L1d; MC*KC*elem <= L2; KC*NC*elem <= L3.
+//              MR*KC*elem <= L1d/2 (A panel in L1); KC*NC*elem <= L2; MC*KC*elem <= L3.
 #include <omp.h>
 
 #include <algorithm>
@@ -29,10 +32,25 @@ namespace gemmlab::cpu {
 namespace {
 
 constexpr bool fits_zmm(int mr, int nv) { return mr * nv + nv + 1 <= 32; }
+// How far ahead (in k-steps) the micro-kernel prefetches its B panel: about L2 latency
+// (~16 cycles) divided by the cycles of one k-step (MR*NV FMAs on two pipes), with margin.
+constexpr int b_prefetch_steps = 8;
 
 template <class T>
 using MicroKernelFn = void (*)(std::int64_t kc, const T* a_panel, const T* b_panel, T* c,
                                std::int64_t ldc, int mr, int nr, T alpha, T beta);
+template <class T>
+using PackAFn = void (*)(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t depth, T* packed);
+
+template <class T, int MR>
+void pack_a_panel(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t depth, T* packed);
+
+// The compiled pieces of one (MR, NV) variant.
+template <class T>
+struct Variant {
+  MicroKernelFn<T> micro_kernel = nullptr;
+  PackAFn<T> pack_a = nullptr;
+};
 
 // C[0:mr][0:nr] = alpha * A_panel * B_panel + beta * C. A_panel holds kc columns of MR values,
 // B_panel kc rows of NR values, both contiguous.
@@ -56,7 +74,11 @@ template <class T, int MR, int NV>
   for (std::int64_t p = 0; p < kc; ++p) {
     typename V::Reg b_vec[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) b_vec[v] = V::load(b_panel + v * L);
+    for (int v = 0; v < NV; ++v) {
+      // The B panel streams from L2: fetch the line needed b_prefetch_steps k-steps from now.
+      _mm_prefetch(reinterpret_cast<const char*>(b_panel + (b_prefetch_steps * NV + v) * L), _MM_HINT_T0);
+      b_vec[v] = V::load(b_panel + v * L);
+    }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       const typename V::Reg a_bcast = V::broadcast(a_panel[r]);
@@ -85,42 +107,55 @@ template <class T, int MR, int NV>
 }
 
 template <class T, int MR, int NV>
-constexpr MicroKernelFn<T> variant() {
-  if constexpr (fits_zmm(MR, NV)) return &micro_kernel<T, MR, NV>;
-  else return nullptr;
+constexpr Variant<T> variant() {
+  if constexpr (fits_zmm(MR, NV)) return {&micro_kernel<T, MR, NV>, &pack_a_panel<T, MR>};
+  else return {};
 }
 template <class T, int MR, int... NVs>
-MicroKernelFn<T> select_nv(int nv) {
-  MicroKernelFn<T> found = nullptr;
+Variant<T> select_nv(int nv) {
+  Variant<T> found;
   ((nv == NVs ? (found = variant<T, MR, NVs>(), 0) : 0), ...);
   return found;
 }
+// The variant for (mr, nv); empty when the pair breaks the register constraint.
 template <class T, int... MRs>
-MicroKernelFn<T> select_micro_kernel(int mr, int nv) {
-  MicroKernelFn<T> found = nullptr;
+Variant<T> select_variant(int mr, int nv) {
+  Variant<T> found;
   ((mr == MRs ? (found = select_nv<T, MRs, 1, 2, 3, 4>(nv), 0) : 0), ...);
   return found;
 }
 
-// A[0:rows][0:depth] (leading dimension lda) -> MR-tall panels, k-major, zero-padded rows.
-template <class T>
-void pack_a(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t depth, int mr, T* packed) {
-  for (std::int64_t i0 = 0; i0 < rows; i0 += mr) {
-    const std::int64_t panel_rows = std::min<std::int64_t>(mr, rows - i0);
-    for (std::int64_t r = 0; r < mr; ++r) {
-      const T* src = a + (i0 + r) * lda;
-      for (std::int64_t k = 0; k < depth; ++k) packed[k * mr + r] = r < panel_rows ? src[k] : T(0);
-    }
-    packed += depth * mr;
+// Packing reads the source in long contiguous runs: short runs far apart leave the hardware
+// prefetcher idle and make the copy wait on memory latency for each line.
+
+// A[0:rows][0:depth] (leading dimension lda) -> one MR-tall panel, k-major, zero-padded rows.
+// The k-outer order keeps all MR row streams in flight at once; MR is a compile-time constant so
+// that the inner loop is unrolled into MR loads and MR contiguous stores.
+template <class T, int MR>
+void pack_a_panel(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t depth, T* packed) {
+  if (rows == MR) {
+    for (std::int64_t k = 0; k < depth; ++k)
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) packed[k * MR + r] = a[r * lda + k];
+    return;
   }
+  for (std::int64_t k = 0; k < depth; ++k)
+    for (int r = 0; r < MR; ++r) packed[k * MR + r] = r < rows ? a[r * lda + k] : T(0);
 }
 
-// B[0:depth][j0:j0+nr] (leading dimension ldb) -> one NR-wide panel, k-major, zero-padded columns.
+// B[0:depth][0:cols] (leading dimension ldb) -> NR-wide panels, k-major, zero-padded columns.
+// Row by row: each row of B is read once, contiguously, and dealt out to the panels.
 template <class T>
-void pack_b_panel(const T* b, std::int64_t ldb, std::int64_t depth, std::int64_t cols, int nr, T* packed) {
+void pack_b_block(const T* b, std::int64_t ldb, std::int64_t depth, std::int64_t cols, int nr, T* packed) {
+  const std::int64_t panels = (cols + nr - 1) / nr;
   for (std::int64_t k = 0; k < depth; ++k) {
-    std::memcpy(packed + k * nr, b + k * ldb, sizeof(T) * static_cast<std::size_t>(cols));
-    std::fill(packed + k * nr + cols, packed + (k + 1) * nr, T(0));
+    const T* src = b + k * ldb;
+    for (std::int64_t jp = 0; jp < panels; ++jp) {
+      T* out = packed + (jp * depth + k) * nr;
+      const std::int64_t width = std::min<std::int64_t>(nr, cols - jp * nr);
+      std::memcpy(out, src + jp * nr, sizeof(T) * static_cast<std::size_t>(width));
+      std::fill(out + width, out + nr, T(0));
+    }
   }
 }
 
@@ -129,59 +164,60 @@ class PackedRoutine {
   PackedRoutine(const Problem& p, const Config& c)
       : mr_(int(c.at("MR"))), nv_(int(c.at("NV"))), mc_(c.at("MC")), kc_(c.at("KC")),
         nc_(c.at("NC")), threads_(int(c.at("threads"))) {
-    // Workspace sized once for this problem: one B block, one A block per thread.
+    // Workspace sized once for this problem: the shared A block, one B block per thread.
     const std::int64_t elem = static_cast<std::int64_t>(element_size(p.precision));
     const std::int64_t nr = nv_ * (64 / elem);
-    const std::int64_t kc = std::min(kc_, p.k), nc = std::min(nc_, round_up(p.n, nr));
-    const std::int64_t mc = std::min(mc_, round_up(p.m, mr_));
+    const std::int64_t kc = std::min(kc_, p.k), mc = std::min(mc_, round_up(p.m, mr_));
+    b_block_elements_ = std::max<std::int64_t>(1, kc * std::min(nc_, round_up(p.n, nr)));
     a_block_elements_ = std::max<std::int64_t>(1, mc * kc);
-    b_pack_ = HostBuffer<std::byte>(static_cast<std::size_t>(std::max<std::int64_t>(1, kc * nc) * elem));
-    a_pack_ = HostBuffer<std::byte>(static_cast<std::size_t>(a_block_elements_ * threads_ * elem));
+    a_pack_ = huge_page_bytes(static_cast<std::size_t>(2 * a_block_elements_ * elem));
+    b_pack_ = huge_page_bytes(static_cast<std::size_t>(b_block_elements_ * threads_ * elem));
   }
 
   template <class T>
   void operator()(const Problem& p, const T* a, const T* b, T* c) {
-    const MicroKernelFn<T> kernel = select_micro_kernel<T, 4, 6, 8, 12, 14, 16>(mr_, nv_);
+    const Variant<T> variant = select_variant<T, 4, 6, 8, 12, 14, 16>(mr_, nv_);
     const int nr = nv_ * simd::Avx512<T>::lanes;
-    T* b_pack = reinterpret_cast<T*>(b_pack_.data());
     const T alpha = static_cast<T>(p.alpha);
 
 #pragma omp parallel num_threads(threads_)
     {
-      // The runtime may grant fewer threads than asked for: split the rows among those present.
+      // The runtime may grant fewer threads than asked for: split the columns among those present.
       const int team = omp_get_num_threads(), me = omp_get_thread_num();
-      T* a_pack = reinterpret_cast<T*>(a_pack_.data()) + a_block_elements_ * me;
-      for (std::int64_t jc = 0; jc < p.n; jc += nc_) {                       // loop 5
-        const std::int64_t nc = std::min(nc_, p.n - jc);
+      T* b_pack = reinterpret_cast<T*>(b_pack_.get()) + b_block_elements_ * me;
+      const std::int64_t share = round_up((p.n + team - 1) / team, nr);
+      const std::int64_t first_col = share * me, end_col = std::min(p.n, first_col + share);
+
+      int step = 0;  // counts depth blocks: selects one of the two A buffers
+      for (std::int64_t ic = 0; ic < p.m; ic += mc_) {                       // loop 5
+        const std::int64_t mc = std::min(mc_, p.m - ic);
+        const std::int64_t a_panels = (mc + mr_ - 1) / mr_;
         for (std::int64_t pc = 0; pc < p.k; pc += kc_) {                     // loop 4
           const std::int64_t kc = std::min(kc_, p.k - pc);
           // Only the first depth block scales C by beta; later ones accumulate into it.
           const T beta = pc == 0 ? static_cast<T>(p.beta) : T(1);
-          const std::int64_t panels = (nc + nr - 1) / nr;
+          // Two A buffers, used in turn: a thread passes the barrier after packing block s+1
+          // only when every thread has finished computing with block s, so block s+2 can be
+          // packed into s's buffer without a second barrier.
+          T* a_pack = reinterpret_cast<T*>(a_pack_.get()) + a_block_elements_ * (step++ % 2);
 #pragma omp for schedule(static)
-          for (std::int64_t jp = 0; jp < panels; ++jp)
-            pack_b_panel(b + pc * p.ldb + jc + jp * nr, p.ldb, kc, std::min<std::int64_t>(nr, nc - jp * nr),
-                         nr, b_pack + jp * kc * nr);
-          // (implicit barrier: B is packed before anyone uses it)
-          // Each thread takes an equal, MR-aligned share of the rows, in MC blocks.
-          const std::int64_t share = round_up((p.m + team - 1) / team, mr_);
-          const std::int64_t first_row = share * me;
-          const std::int64_t end_row = std::min(p.m, first_row + share);
-          for (std::int64_t ic = first_row; ic < end_row; ic += mc_) {           // loop 3
-            const std::int64_t mc = std::min(mc_, end_row - ic);
-            pack_a(a + ic * p.lda + pc, p.lda, mc, kc, mr_, a_pack);
-            for (std::int64_t jr = 0; jr < nc; jr += nr) {                   // loop 2
-              const T* b_panel = b_pack + (jr / nr) * kc * nr;
-              const int cols = static_cast<int>(std::min<std::int64_t>(nr, nc - jr));
-              for (std::int64_t ir = 0; ir < mc; ir += mr_) {                // loop 1
-                const int rows = static_cast<int>(std::min<std::int64_t>(mr_, mc - ir));
-                kernel(kc, a_pack + (ir / mr_) * kc * mr_, b_panel, c + (ic + ir) * p.ldc + jc + jr,
+          for (std::int64_t ip = 0; ip < a_panels; ++ip)
+            variant.pack_a(a + (ic + ip * mr_) * p.lda + pc, p.lda, std::min<std::int64_t>(mr_, mc - ip * mr_),
+                           kc, a_pack + ip * kc * mr_);
+          // (implicit barrier: A is packed before anyone uses it)
+          for (std::int64_t jc = first_col; jc < end_col; jc += nc_) {       // loop 3
+            const std::int64_t nc = std::min(nc_, end_col - jc);
+            pack_b_block(b + pc * p.ldb + jc, p.ldb, kc, nc, nr, b_pack);
+            for (std::int64_t ir = 0; ir < mc; ir += mr_) {                  // loop 2
+              const T* a_panel = a_pack + (ir / mr_) * kc * mr_;
+              const int rows = static_cast<int>(std::min<std::int64_t>(mr_, mc - ir));
+              for (std::int64_t jr = 0; jr < nc; jr += nr) {                 // loop 1
+                const int cols = static_cast<int>(std::min<std::int64_t>(nr, nc - jr));
+                variant.micro_kernel(kc, a_panel, b_pack + (jr / nr) * kc * nr, c + (ic + ir) * p.ldc + jc + jr,
                        p.ldc, rows, cols, alpha, beta);
               }
             }
           }
-#pragma omp barrier
-          // (barrier above: nobody still reads B when it is repacked)
         }
       }
     }
@@ -193,8 +229,8 @@ class PackedRoutine {
   int mr_, nv_;
   std::int64_t mc_, kc_, nc_;
   int threads_;
-  std::int64_t a_block_elements_ = 0;
-  HostBuffer<std::byte> a_pack_, b_pack_;
+  std::int64_t a_block_elements_ = 0, b_block_elements_ = 0;
+  std::unique_ptr<std::byte, AlignedFree> a_pack_, b_pack_;
 };
 
 class PackedAvx512 final : public CpuKernel {
@@ -213,35 +249,36 @@ class PackedAvx512 final : public CpuKernel {
     SearchSpace s;
     s.add("MR", {4, 6, 8, 12, 14, 16}, "rows of the micro-tile")
         .add("NV", {1, 2, 3, 4}, "zmm vectors per row of the micro-tile (NR = NV * lanes)")
-        .add("MC", {16, 32, 48, 64, 96, 112, 128, 144, 168, 192, 224, 256, 288, 336, 384, 448, 512},
-             "rows of the packed A block")
+        .add("MC", {48, 96, 112, 168, 192, 336, 384, 672, 768, 1008, 1344, 2016, 2688},
+             "rows of the packed A block, shared by the threads")
         .add("KC", {32, 64, 128, 192, 256, 320, 384, 448, 512, 768, 1024}, "depth of the packed blocks")
-        .add("NC", {64, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192},
-             "columns of the packed B block")
+        .add("NC", {64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096},
+             "columns of each thread's packed B block")
         .add("threads", int_range(1, std::max(1, d.cores)), "OpenMP threads");
     s.constrain("MR*NV + NV + 1 <= 32 (zmm registers)", {"MR", "NV"},
                 [](const Config& c) { return fits_zmm(int(c.at("MR")), int(c.at("NV"))); });
     s.constrain("MC % MR == 0", {"MC", "MR"}, [](const Config& c) { return c.at("MC") % c.at("MR") == 0; });
     s.constrain("NC % (NV*" + std::to_string(lanes) + ") == 0", {"NC", "NV"},
                 [=](const Config& c) { return c.at("NC") % (c.at("NV") * lanes) == 0; });
-    s.constrain("KC*NV*" + std::to_string(lanes * elem) + " <= L1d (" + std::to_string(l1) + " B)",
-                {"KC", "NV"}, [=](const Config& c) { return c.at("KC") * c.at("NV") * lanes * elem <= l1; });
-    s.constrain("MC*KC*" + std::to_string(elem) + " <= L2 (" + std::to_string(l2) + " B)",
-                {"MC", "KC"}, [=](const Config& c) { return c.at("MC") * c.at("KC") * elem <= l2; });
-    s.constrain("KC*NC*" + std::to_string(elem) + " <= L3 (" + std::to_string(l3) + " B)",
-                {"KC", "NC"}, [=](const Config& c) { return c.at("KC") * c.at("NC") * elem <= l3; });
+    s.constrain("MR*KC*" + std::to_string(elem) + " <= L1d / 2 (" + std::to_string(l1 / 2) + " B)",
+                {"MR", "KC"}, [=](const Config& c) { return c.at("MR") * c.at("KC") * elem <= l1 / 2; });
+    s.constrain("KC*NC*" + std::to_string(elem) + " <= L2 (" + std::to_string(l2) + " B)",
+                {"KC", "NC"}, [=](const Config& c) { return c.at("KC") * c.at("NC") * elem <= l2; });
+    s.constrain("MC*KC*" + std::to_string(elem) + " <= L3 (" + std::to_string(l3) + " B)",
+                {"MC", "KC"}, [=](const Config& c) { return c.at("MC") * c.at("KC") * elem <= l3; });
     return s;
   }
 
   Config default_config(const DeviceInfo& d, Precision precision) const override {
     Config c = precision == Precision::fp32
-                   ? Config{{"MR", 14}, {"NV", 2}, {"MC", 112}, {"KC", 384}, {"NC", 3072}}
-                   : Config{{"MR", 14}, {"NV", 2}, {"MC", 112}, {"KC", 256}, {"NC", 3072}};
+                   ? Config{{"MR", 14}, {"NV", 2}, {"MC", 2688}, {"KC", 384}, {"NC", 1024}}
+                   : Config{{"MR", 14}, {"NV", 2}, {"MC", 2688}, {"KC", 192}, {"NC", 1024}};
     c["threads"] = std::max(1, d.cores);
     const SearchSpace s = space(d, precision);
     // Smaller caches than the machine these were tuned on: shrink the blocks until they fit.
     while (!s.is_valid(c) && c["KC"] > 32) c["KC"] /= 2;
-    while (!s.is_valid(c) && c["NC"] > 384) c["NC"] /= 2;
+    while (!s.is_valid(c) && c["NC"] > 128) c["NC"] /= 2;
+    while (!s.is_valid(c) && c["MC"] > 168) c["MC"] /= 2;
     return c;
   }
 

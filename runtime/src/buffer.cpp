@@ -1,5 +1,7 @@
 #include "gemmlab/buffer.hpp"
 
+#include <sys/mman.h>
+
 #include <new>
 
 namespace gemmlab {
@@ -9,6 +11,16 @@ std::unique_ptr<std::byte, AlignedFree> aligned_bytes(std::size_t bytes) {
   if (rounded == 0) rounded = buffer_alignment;
   void* p = std::aligned_alloc(buffer_alignment, rounded);
   if (p == nullptr) throw std::bad_alloc();
+  return std::unique_ptr<std::byte, AlignedFree>(static_cast<std::byte*>(p));
+}
+
+std::unique_ptr<std::byte, AlignedFree> huge_page_bytes(std::size_t bytes) {
+  constexpr std::size_t huge = std::size_t{2} << 20;
+  if (bytes < huge / 2) return aligned_bytes(bytes);
+  const std::size_t rounded = (bytes + huge - 1) / huge * huge;
+  void* p = std::aligned_alloc(huge, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure leaves small pages
   return std::unique_ptr<std::byte, AlignedFree>(static_cast<std::byte*>(p));
 }
 

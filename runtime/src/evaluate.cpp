@@ -26,11 +26,10 @@ DeviceOperands upload(Device& device, const HostCase& host) {
   return d;
 }
 
-Timing time_runs(Device& device, const Problem& problem, const std::function<void()>& launch,
-                 const MeasureOptions& options) {
+Timing timing(const Problem& problem, Measurement m) {
   Timing t;
-  t.measurement = measure([&] { return device.time_once(launch); }, options);
-  t.gflops = gflops(problem, t.measurement.median_s);
+  t.gflops = gflops(problem, m.median_s);
+  t.measurement = std::move(m);
   return t;
 }
 }  // namespace
@@ -52,15 +51,24 @@ Evaluation evaluate(Device& device, const Kernel& kernel, const Config& config,
   Evaluation e;
   e.validation = host.check(result.data());
   if (!options.time) return e;
-  if (e.validation.valid)
-    e.kernel = time_runs(device, problem, [&] { executable->run(operands.view()); }, options.measure);
-  if (timed_reference != nullptr) {
-    e.reference_name = timed_reference->name();
-    e.reference = time_runs(device, problem,
-                            [&] { timed_reference->gemm(problem, operands.view()); },
-                            options.measure);
-    if (e.kernel && e.reference->gflops > 0) e.ratio_to_reference = e.kernel->gflops / e.reference->gflops;
+  auto run_kernel = [&] { return device.time_once([&] { executable->run(operands.view()); }); };
+  if (timed_reference == nullptr) {
+    if (e.validation.valid) e.kernel = timing(problem, measure(run_kernel, options.measure));
+    return e;
   }
+  e.reference_name = timed_reference->name();
+  auto run_reference = [&] {
+    return device.time_once([&] { timed_reference->gemm(problem, operands.view()); });
+  };
+  if (!e.validation.valid) {
+    e.reference = timing(problem, measure(run_reference, options.measure));
+    return e;
+  }
+  // Alternating samples: a drift of the machine's speed cannot bias the ratio.
+  auto [kernel_m, reference_m] = measure_interleaved(run_kernel, run_reference, options.measure);
+  e.kernel = timing(problem, std::move(kernel_m));
+  e.reference = timing(problem, std::move(reference_m));
+  if (e.reference->gflops > 0) e.ratio_to_reference = e.kernel->gflops / e.reference->gflops;
   return e;
 }
 

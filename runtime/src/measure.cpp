@@ -52,4 +52,34 @@ Measurement measure(const std::function<double()>& run_once, const MeasureOption
   return summarize(std::move(samples));
 }
 
+std::pair<Measurement, Measurement> measure_interleaved(const std::function<double()>& run_a,
+                                                        const std::function<double()>& run_b,
+                                                        const MeasureOptions& options) {
+  std::vector<double> a, b;
+  double total = 0;
+  const int min_reps = std::max(1, options.min_repetitions);
+  // One block: a discarded run, then enough runs to fill block_seconds.
+  auto block = [&](const std::function<double()>& run, std::vector<double>& samples) {
+    const double first = run();
+    const int runs = static_cast<int>(std::clamp(options.block_seconds / std::max(first, 1e-9), 1.0, 50.0));
+    for (int i = 0; i < runs && static_cast<int>(samples.size()) < options.max_repetitions; ++i) {
+      samples.push_back(run());
+      total += samples.back();
+    }
+    total += first;
+  };
+  for (int i = 0; i < options.warmup; ++i) {
+    run_a();
+    run_b();
+  }
+  while (static_cast<int>(std::min(a.size(), b.size())) < options.max_repetitions) {
+    block(run_a, a);
+    block(run_b, b);
+    if (static_cast<int>(std::min(a.size(), b.size())) < min_reps) continue;
+    if (total >= 2 * options.max_seconds) break;
+    if (summarize(a).spread <= options.target_spread && summarize(b).spread <= options.target_spread) break;
+  }
+  return {summarize(std::move(a)), summarize(std::move(b))};
+}
+
 }  // namespace gemmlab

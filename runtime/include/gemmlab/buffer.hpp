@@ -19,6 +19,11 @@ struct AlignedFree {
 // Allocates `bytes` (at least one byte) aligned to 64; throws std::bad_alloc on failure.
 std::unique_ptr<std::byte, AlignedFree> aligned_bytes(std::size_t bytes);
 
+// As aligned_bytes, for large work buffers that are streamed through many times (packed
+// panels): 2 MiB aligned and marked for transparent huge pages, so that walking them costs few
+// TLB entries. Falls back to small pages where the OS declines.
+std::unique_ptr<std::byte, AlignedFree> huge_page_bytes(std::size_t bytes);
+
 template <class T>
 class HostBuffer {
  public:

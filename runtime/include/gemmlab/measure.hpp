@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <utility>
 #include <vector>
 
 namespace gemmlab {
@@ -14,6 +15,7 @@ struct MeasureOptions {
   int max_repetitions = 1000;
   double max_seconds = 2.0;      // stop repeating after this much measured time
   double target_spread = 0.02;   // stop once (q3 - q1) / median is at most this
+  double block_seconds = 0.1;    // measure_interleaved: length of one block of runs
 };
 
 struct Measurement {
@@ -28,6 +30,16 @@ struct Measurement {
 // `run_once` performs one run and returns its duration in seconds, measured the way its backend
 // measures (wall clock on the CPU, events on a GPU).
 Measurement measure(const std::function<double()>& run_once, const MeasureOptions& options = {});
+
+// Two measurements taken in alternating blocks (a a a, b b b, a a a, ...), for a ratio that a
+// drift of the machine's speed during the run does not bias. Each block starts with one discarded
+// run: the other side's thread pool may still be spinning on the cores (OpenMP and OpenBLAS
+// workers busy-wait for a while after each call). A block lasts about `block_seconds`. Stops when
+// both have min_repetitions and either both spreads are within target or the time of both
+// reaches 2 x max_seconds.
+std::pair<Measurement, Measurement> measure_interleaved(const std::function<double()>& run_a,
+                                                        const std::function<double()>& run_b,
+                                                        const MeasureOptions& options = {});
 
 // Wall-clock seconds of one call of `f` (steady clock).
 double wall_seconds(const std::function<void()>& f);
