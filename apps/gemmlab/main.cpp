@@ -1,6 +1,6 @@
 // gemmlab: run, verify and compare hand-written GEMM kernels.
 // Exit status: 0 success; 1 a kernel produced a wrong result; 2 bad input (unknown name, value
-// not allowed, constraint violated, malformed option).
+// not allowed, constraint violated, malformed option, a problem too large for memory).
 #include <fmt/core.h>
 
 #include "cli.hpp"
@@ -39,6 +39,9 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "gemmlab: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "gemmlab: not enough memory for the operands of this problem; try smaller sizes\n");
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "gemmlab: error: {}\n", e.what());
