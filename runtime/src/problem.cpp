@@ -115,8 +115,9 @@ void validate(const Problem& p) {
 void validate(const Problem& p, const void* a, const void* b, const void* c) {
   validate(p);
   if (p.m > 0 && p.n > 0) {
-    if (p.k > 0 && a == nullptr) throw std::invalid_argument("A is a null pointer");
-    if (p.k > 0 && b == nullptr) throw std::invalid_argument("B is a null pointer");
+    const bool reads_ab = p.k > 0 && p.alpha != 0;  // otherwise C = beta*C: A and B are not read
+    if (reads_ab && a == nullptr) throw std::invalid_argument("A is a null pointer");
+    if (reads_ab && b == nullptr) throw std::invalid_argument("B is a null pointer");
     if (c == nullptr) throw std::invalid_argument("C is a null pointer");
   }
 }

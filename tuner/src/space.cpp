@@ -15,12 +15,14 @@ std::string to_string(const Config& config) {
 }
 
 std::vector<ParamValue> pow2_range(ParamValue lo, ParamValue hi) {
+  if (lo <= 0) throw std::invalid_argument("pow2_range: lower bound " + std::to_string(lo) + " is not positive");
   std::vector<ParamValue> values;
   for (ParamValue v = lo; v <= hi; v *= 2) values.push_back(v);
   return values;
 }
 
 std::vector<ParamValue> int_range(ParamValue lo, ParamValue hi, ParamValue step) {
+  if (step <= 0) throw std::invalid_argument("int_range: step " + std::to_string(step) + " is not positive");
   std::vector<ParamValue> values;
   for (ParamValue v = lo; v <= hi; v += step) values.push_back(v);
   return values;

@@ -1,0 +1,315 @@
+// Host buffers (alignment, seeded fill) and the measurement routines, driven by fake run
+// functions so that no assertion depends on real time.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gemmlab/buffer.hpp"
+#include "gemmlab/measure.hpp"
+#include "test_support.hpp"
+
+namespace gemmlab {
+namespace {
+
+std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+TEST(AlignedBytes, Are64ByteAlignedForEverySize) {
+  for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{63}, std::size_t{64},
+                            std::size_t{65}, std::size_t{4095}, std::size_t{1} << 20}) {
+    auto p = aligned_bytes(bytes);
+    ASSERT_NE(p.get(), nullptr) << bytes << " bytes";
+    EXPECT_EQ(address(p.get()) % 64, 0u) << bytes << " bytes at " << p.get();
+    if (bytes > 0) {  // the whole range is usable (AddressSanitizer checks this)
+      std::memset(p.get(), 0x5a, bytes);
+      EXPECT_EQ(static_cast<unsigned char>(p.get()[bytes - 1]), 0x5au);
+    }
+  }
+  EXPECT_EQ(buffer_alignment, 64u);
+}
+
+TEST(HostBuffer, DataIs64ByteAlignedAndSizeIsTheElementCount) {
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{17}, std::size_t{1000}}) {
+    HostBuffer<float> f(n);
+    HostBuffer<double> d(n);
+    EXPECT_EQ(f.size(), n);
+    EXPECT_EQ(d.size(), n);
+    EXPECT_EQ(f.span().size(), n);
+    EXPECT_EQ(address(f.data()) % 64, 0u) << n << " floats";
+    EXPECT_EQ(address(d.data()) % 64, 0u) << n << " doubles";
+    for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<double>(i);
+    if (n > 0) {
+      EXPECT_EQ(d[n - 1], static_cast<double>(n - 1));
+    }
+  }
+  HostBuffer<float> empty;
+  EXPECT_EQ(empty.size(), 0u);
+}
+
+TEST(HugePageBytes, LargeBuffersAre2MiBAlignedSmallOnes64) {
+  constexpr std::size_t two_mib = std::size_t{2} << 20;
+  for (std::size_t bytes : {two_mib, two_mib + 1, 3 * two_mib + 12345}) {
+    auto p = huge_page_bytes(bytes);
+    ASSERT_NE(p.get(), nullptr);
+    EXPECT_EQ(address(p.get()) % two_mib, 0u) << bytes << " bytes at " << p.get();
+    std::memset(p.get(), 1, bytes);
+  }
+  for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{1000}, std::size_t{100000}}) {
+    auto p = huge_page_bytes(bytes);
+    ASSERT_NE(p.get(), nullptr);
+    EXPECT_EQ(address(p.get()) % 64, 0u) << bytes << " bytes at " << p.get();
+    if (bytes > 0) std::memset(p.get(), 1, bytes);
+  }
+}
+
+TEST(FillUniform, IsReproducibleForASeed) {
+  std::vector<double> a(1000), b(1000);
+  fill_uniform(std::span<double>(a), 42);
+  fill_uniform(std::span<double>(b), 42);
+  EXPECT_EQ(a, b);
+  std::vector<float> fa(1000), fb(1000);
+  fill_uniform(std::span<float>(fa), 7);
+  fill_uniform(std::span<float>(fb), 7);
+  EXPECT_EQ(fa, fb);
+}
+
+TEST(FillUniform, DiffersAcrossSeeds) {
+  std::vector<double> a(256), b(256);
+  fill_uniform(std::span<double>(a), 42);
+  fill_uniform(std::span<double>(b), 43);
+  int equal = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) equal += a[i] == b[i];
+  EXPECT_LT(equal, 3) << "seeds 42 and 43 gave " << equal << " equal values out of 256";
+  std::vector<float> fa(256), fb(256);
+  fill_uniform(std::span<float>(fa), 0);
+  fill_uniform(std::span<float>(fb), 1);
+  EXPECT_NE(fa, fb);
+}
+
+TEST(FillUniform, ValuesLieInMinusOneToOneAndSpanTheRange) {
+  std::vector<double> d(100000);
+  fill_uniform(std::span<double>(d), 123);
+  const auto [dmin, dmax] = std::minmax_element(d.begin(), d.end());
+  EXPECT_GE(*dmin, -1.0);
+  EXPECT_LE(*dmax, 1.0);
+  EXPECT_LT(*dmin, -0.99) << "100000 uniform values should come close to -1";
+  EXPECT_GT(*dmax, 0.99) << "100000 uniform values should come close to 1";
+  double mean = 0;
+  for (double v : d) mean += v;
+  mean /= static_cast<double>(d.size());
+  EXPECT_NEAR(mean, 0.0, 0.02);
+  const auto distinct = std::set<double>(d.begin(), d.end()).size();
+  EXPECT_GT(distinct, 99000u) << "values repeat: only " << distinct << " distinct out of 100000";
+
+  std::vector<float> f(100000);
+  fill_uniform(std::span<float>(f), 123);
+  const auto [fmin, fmax] = std::minmax_element(f.begin(), f.end());
+  EXPECT_GE(*fmin, -1.0f);
+  EXPECT_LE(*fmax, 1.0f);
+}
+
+TEST(FillUniform, EmptySpanIsFine) {
+  std::vector<double> none;
+  EXPECT_NO_THROW(fill_uniform(std::span<double>(none), 1));
+}
+
+TEST(Summarize, MedianMinMaxAndSpreadOfOddSample) {
+  const Measurement m = summarize({3.0, 1.0, 2.0});
+  EXPECT_EQ(m.repetitions, 3);
+  EXPECT_DOUBLE_EQ(m.median_s, 2.0);
+  EXPECT_DOUBLE_EQ(m.min_s, 1.0);
+  EXPECT_DOUBLE_EQ(m.max_s, 3.0);
+  // q1 = 1.5, q3 = 2.5 (linear interpolation): (2.5 - 1.5) / 2 = 0.5
+  EXPECT_DOUBLE_EQ(m.spread, 0.5);
+  EXPECT_EQ(m.samples_s, (std::vector<double>{3.0, 1.0, 2.0})) << "the raw samples keep their order";
+}
+
+TEST(Summarize, MedianInterpolatesForEvenSample) {
+  const Measurement m = summarize({4.0, 1.0, 3.0, 2.0});
+  EXPECT_DOUBLE_EQ(m.median_s, 2.5);
+  // q1 = 1.75, q3 = 3.25: 1.5 / 2.5
+  EXPECT_DOUBLE_EQ(m.spread, 0.6);
+}
+
+TEST(Summarize, EqualSamplesHaveZeroSpread) {
+  const Measurement m = summarize(std::vector<double>(10, 0.25));
+  EXPECT_DOUBLE_EQ(m.median_s, 0.25);
+  EXPECT_DOUBLE_EQ(m.spread, 0.0);
+  const Measurement one = summarize({0.5});
+  EXPECT_DOUBLE_EQ(one.median_s, 0.5);
+  EXPECT_DOUBLE_EQ(one.spread, 0.0);
+  EXPECT_EQ(one.repetitions, 1);
+}
+
+TEST(Summarize, EmptySampleGivesZeroRepetitions) {
+  const Measurement m = summarize({});
+  EXPECT_EQ(m.repetitions, 0);
+  EXPECT_EQ(m.median_s, 0.0);
+  EXPECT_TRUE(m.samples_s.empty());
+}
+
+// A fake run: returns durations from a list (cycling), counts calls.
+struct FakeRun {
+  std::vector<double> durations;
+  int calls = 0;
+  double operator()() { return durations[static_cast<std::size_t>(calls++) % durations.size()]; }
+};
+
+TEST(Measure, StopsAtMinRepetitionsWhenSamplesAgree) {
+  FakeRun run{{1e-3}};
+  MeasureOptions o;
+  o.warmup = 2;
+  o.min_repetitions = 7;
+  o.max_repetitions = 100;
+  o.max_seconds = 1e9;
+  const Measurement m = measure(std::ref(run), o);
+  EXPECT_EQ(m.repetitions, 7);
+  EXPECT_EQ(m.samples_s.size(), 7u);
+  EXPECT_EQ(run.calls, 2 + 7) << "warm-up runs plus measured runs";
+  EXPECT_DOUBLE_EQ(m.median_s, 1e-3);
+  EXPECT_DOUBLE_EQ(m.spread, 0.0);
+}
+
+TEST(Measure, StopsAtMaxRepetitionsWhenSpreadStaysLarge) {
+  FakeRun run{{1e-3, 3e-3}};  // spread 1: never within target
+  MeasureOptions o;
+  o.warmup = 0;
+  o.min_repetitions = 5;
+  o.max_repetitions = 40;
+  o.max_seconds = 1e9;
+  const Measurement m = measure(std::ref(run), o);
+  EXPECT_EQ(m.repetitions, 40);
+  EXPECT_EQ(run.calls, 40);
+  EXPECT_GT(m.spread, o.target_spread);
+}
+
+TEST(Measure, MinRepetitionsAreTakenEvenPastTheTimeLimit) {
+  FakeRun run{{10.0, 30.0}};
+  MeasureOptions o;
+  o.warmup = 1;
+  o.min_repetitions = 5;
+  o.max_repetitions = 100;
+  o.max_seconds = 1.0;
+  const Measurement m = measure(std::ref(run), o);
+  EXPECT_EQ(m.repetitions, 5) << "the time limit must not cut below min_repetitions, nor go on past it";
+}
+
+TEST(Measure, StopsOnceMeasuredTimeReachesMaxSeconds) {
+  FakeRun run{{0.125, 0.375}};  // cumulative: 0.125 0.5 0.625 1.0
+  MeasureOptions o;
+  o.warmup = 0;
+  o.min_repetitions = 2;
+  o.max_repetitions = 1000;
+  o.max_seconds = 1.0;
+  const Measurement m = measure(std::ref(run), o);
+  EXPECT_EQ(m.repetitions, 4);
+}
+
+TEST(Measure, WarmupRunsAreNotSampled) {
+  int calls = 0;
+  auto run = [&] { return ++calls <= 3 ? 100.0 : 1e-3; };
+  MeasureOptions o;
+  o.warmup = 3;
+  o.min_repetitions = 5;
+  o.max_seconds = 1e9;
+  const Measurement m = measure(run, o);
+  EXPECT_DOUBLE_EQ(m.max_s, 1e-3) << "a warm-up duration leaked into the samples";
+  EXPECT_EQ(calls, 3 + m.repetitions);
+}
+
+// Records the order of calls of two fake sides; the first run of each block (the run after the
+// other side ran) returns a distinctive duration, which must never show up in the samples.
+struct Interleaving {
+  std::string sequence;
+  double first_of_block = 0x1p-5, steady = 0x1p-6;  // exact binary fractions
+  std::function<double()> side(char name) {
+    return [this, name] {
+      const bool first = sequence.empty() || sequence.back() != name;
+      sequence += name;
+      return first ? first_of_block : steady;
+    };
+  }
+};
+
+// Number of maximal runs of `name` in `s` after the first `skip` characters.
+int blocks_of(const std::string& s, char name, std::size_t skip) {
+  int blocks = 0;
+  for (std::size_t i = skip; i < s.size(); ++i)
+    if (s[i] == name && (i == skip || s[i - 1] != name)) ++blocks;
+  return blocks;
+}
+
+TEST(MeasureInterleaved, AlternatesBlocksAndDiscardsTheFirstRunOfEachBlock) {
+  Interleaving fake;
+  MeasureOptions o;
+  o.warmup = 1;
+  o.min_repetitions = 5;
+  o.max_repetitions = 1000;
+  o.max_seconds = 1e9;
+  o.block_seconds = 0.125;
+  const auto [a, b] = measure_interleaved(fake.side('a'), fake.side('b'), o);
+  const std::string& s = fake.sequence;
+  SCOPED_TRACE("call sequence: " + s);
+  ASSERT_GE(s.size(), 2u);
+  EXPECT_EQ(s.substr(0, 2), "ab") << "one warm-up run of each side first";
+  const std::size_t warm = 2;
+  const auto calls_a = static_cast<int>(std::count(s.begin() + warm, s.end(), 'a'));
+  const auto calls_b = static_cast<int>(std::count(s.begin() + warm, s.end(), 'b'));
+  const int blocks_a = blocks_of(s, 'a', warm), blocks_b = blocks_of(s, 'b', warm);
+  EXPECT_GE(blocks_a, 1);
+  EXPECT_EQ(blocks_a, blocks_b) << "blocks must alternate a, b, a, b, ...";
+  EXPECT_EQ(s[warm], 'a') << "the first block is a's";
+  EXPECT_EQ(calls_a, blocks_a + a.repetitions) << "one discarded run per block of a";
+  EXPECT_EQ(calls_b, blocks_b + b.repetitions) << "one discarded run per block of b";
+  EXPECT_GE(a.repetitions, o.min_repetitions);
+  EXPECT_GE(b.repetitions, o.min_repetitions);
+  EXPECT_DOUBLE_EQ(a.max_s, fake.steady) << "a discarded first-of-block run was sampled";
+  EXPECT_DOUBLE_EQ(b.max_s, fake.steady) << "a discarded first-of-block run was sampled";
+  // A block lasts about block_seconds: block_seconds / first run = 4 sampled runs.
+  EXPECT_EQ(a.repetitions, 4 * blocks_a);
+}
+
+TEST(MeasureInterleaved, KeepsBlockingUntilBothSidesHaveMinRepetitions) {
+  Interleaving fake;
+  fake.first_of_block = 1.0;  // longer than block_seconds: one sampled run per block
+  fake.steady = 1.0;
+  MeasureOptions o;
+  o.warmup = 0;
+  o.min_repetitions = 4;
+  o.max_repetitions = 1000;
+  o.max_seconds = 1e-3;  // already exceeded after the first block
+  o.block_seconds = 0.1;
+  const auto [a, b] = measure_interleaved(fake.side('a'), fake.side('b'), o);
+  EXPECT_EQ(a.repetitions, 4);
+  EXPECT_EQ(b.repetitions, 4);
+  EXPECT_EQ(fake.sequence, "aabbaabbaabbaabb");
+}
+
+TEST(MeasureInterleaved, RespectsMaxRepetitionsOnBothSides) {
+  int calls = 0;
+  // Ever longer runs: the spread never settles and the time limit is far away.
+  auto growing = [&] { return 1e-6 * ++calls; };
+  MeasureOptions o;
+  o.warmup = 1;
+  o.min_repetitions = 3;
+  o.max_repetitions = 30;
+  o.max_seconds = 1e9;
+  o.block_seconds = 1e-5;
+  const auto [a, b] = measure_interleaved(growing, growing, o);
+  EXPECT_EQ(a.repetitions, 30);
+  EXPECT_EQ(b.repetitions, 30);
+  EXPECT_EQ(a.samples_s.size(), 30u);
+}
+
+TEST(WallSeconds, CallsTheFunctionOnceAndReturnsANonNegativeDuration) {
+  int calls = 0;
+  const double t = wall_seconds([&] { ++calls; });
+  EXPECT_EQ(calls, 1);
+  EXPECT_GE(t, 0.0);
+}
+
+}  // namespace
+}  // namespace gemmlab

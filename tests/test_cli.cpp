@@ -1,0 +1,407 @@
+// The `gemmlab` program, run as a child process: exit status (0 ok, 1 wrong result, 2 bad
+// input), error messages and the JSON documents of each subcommand.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <vector>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gemmlab/cpu.hpp"
+#include "test_support.hpp"
+
+#ifndef GEMMLAB_CLI
+#error "GEMMLAB_CLI must be the path of the gemmlab program"
+#endif
+
+namespace gemmlab {
+namespace {
+
+using nlohmann::json;
+using testing::contains;
+
+struct CliResult {
+  int status = -1;  // exit status; 128 + signal when killed
+  std::string out, err;
+};
+
+std::ostream& operator<<(std::ostream& os, const CliResult& r) {
+  return os << "exit status " << r.status << "\n--- stdout ---\n" << r.out << "\n--- stderr ---\n" << r.err;
+}
+
+// Runs `gemmlab <args>` with optional environment assignments in front.
+CliResult run_cli(const std::string& args, const std::string& env = "") {
+  std::string err_path = ::testing::TempDir() + "gemmlab_cli_stderr_XXXXXX";
+  const int fd = ::mkstemp(err_path.data());
+  if (fd < 0) {
+    ADD_FAILURE() << "mkstemp failed for " << err_path;
+    return {};
+  }
+  ::close(fd);
+  const std::string command = env + (env.empty() ? "" : " ") + "'" GEMMLAB_CLI "' " + args + " 2>'" + err_path + "'";
+  CliResult result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "popen failed: " << command;
+    return result;
+  }
+  char chunk[4096];
+  std::size_t got;
+  while ((got = std::fread(chunk, 1, sizeof chunk, pipe)) > 0) result.out.append(chunk, got);
+  const int raw = ::pclose(pipe);
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : WIFSIGNALED(raw) ? 128 + WTERMSIG(raw) : -1;
+  std::ifstream err(err_path);
+  std::stringstream text;
+  text << err.rdbuf();
+  result.err = text.str();
+  std::remove(err_path.c_str());
+  return result;
+}
+
+// Parses stdout as one JSON document; fails the test (and returns null) when it is not.
+json parse_json(const CliResult& r) {
+  try {
+    return json::parse(r.out);
+  } catch (const json::exception& e) {
+    ADD_FAILURE() << "stdout is not a JSON document (" << e.what() << ")\n" << r;
+    return json();
+  }
+}
+
+bool have_avx512() { return cpu::detect().has_feature("avx512f"); }
+
+#define SKIP_WITHOUT_AVX512() \
+  if (!have_avx512()) GTEST_SKIP() << "this CPU has no AVX-512F: 05_packed_avx512 cannot run"
+
+// --- bad input: exit status 2 -----------------------------------------------------------------
+
+TEST(CliRun, UnknownKernelExits2ListingTheKernels) {
+  const CliResult r = run_cli("run --kernel nope --m 8 --n 8 --k 8");
+  EXPECT_EQ(r.status, 2) << r;
+  for (const char* k : {"nope", "01_naive", "02_loop_order", "03_cache_blocked", "04_register_blocked_avx2",
+                        "05_packed_avx512"})
+    EXPECT_TRUE(contains(r.err, k)) << "stderr should mention " << k << "\n" << r;
+}
+
+TEST(CliRun, UnknownBackendExits2NamingTheBackends) {
+  const CliResult r = run_cli("run --backend nope --kernel 01_naive --m 8 --n 8 --k 8");
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_TRUE(contains(r.err, "nope") && contains(r.err, "cpu")) << r;
+}
+
+TEST(CliRun, ParameterValueNotAllowedExits2ListingTheAllowedValues) {
+  SKIP_WITHOUT_AVX512();
+  const CliResult r = run_cli("run --kernel 05_packed_avx512 --m 8 --n 8 --k 8 --param MR=5");
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_TRUE(contains(r.err, "MR=5") && contains(r.err, "4, 6, 8, 12, 14, 16")) << r;
+}
+
+TEST(CliRun, ConfigurationViolatingTheRegisterConstraintExits2) {
+  SKIP_WITHOUT_AVX512();
+  const CliResult r = run_cli("run --kernel 05_packed_avx512 --m 8 --n 8 --k 8 --param MR=16 --param NV=4");
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_TRUE(contains(r.err, "MR*NV + NV + 1 <= 32")) << "stderr should quote the violated constraint\n" << r;
+}
+
+TEST(CliRun, UnknownParameterExits2ListingTheParameters) {
+  const CliResult r = run_cli("run --kernel 03_cache_blocked --m 8 --n 8 --k 8 --param FOO=1");
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_TRUE(contains(r.err, "FOO") && contains(r.err, "MC") && contains(r.err, "KC") && contains(r.err, "NC")) << r;
+}
+
+TEST(CliRun, MalformedParameterExits2) {
+  for (const char* bad : {"MR", "MR=x", "=4"}) {
+    const CliResult r = run_cli(std::string("run --kernel 03_cache_blocked --m 8 --n 8 --k 8 --param ") + bad);
+    EXPECT_EQ(r.status, 2) << "--param " << bad << "\n" << r;
+  }
+}
+
+TEST(CliRun, NegativeDimensionExits2NamingIt) {
+  const CliResult r = run_cli("run --kernel 01_naive --m -1 --n 8 --k 8");
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_TRUE(testing::mentions_word(r.err, "m")) << r;
+}
+
+TEST(CliRun, LeadingDimensionTooSmallExits2NamingIt) {
+  const CliResult r = run_cli("run --kernel 01_naive --m 8 --n 8 --k 8 --lda 4");
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_TRUE(testing::mentions_word(r.err, "lda")) << r;
+}
+
+TEST(CliRun, UnknownOrUnsupportedPrecisionExits2) {
+  const CliResult unknown = run_cli("run --kernel 01_naive --m 8 --n 8 --k 8 --precision fp128");
+  EXPECT_EQ(unknown.status, 2) << unknown;
+  EXPECT_TRUE(contains(unknown.err, "fp128")) << unknown;
+  const CliResult unsupported = run_cli("run --kernel 01_naive --m 8 --n 8 --k 8 --precision fp16");
+  EXPECT_EQ(unsupported.status, 2) << unsupported;
+  EXPECT_TRUE(contains(unsupported.err, "fp16")) << unsupported;
+}
+
+TEST(CliRun, MissingRequiredOptionOrNonNumericValueExits2) {
+  EXPECT_EQ(run_cli("run --kernel 01_naive --m 8 --n 8").status, 2);
+  EXPECT_EQ(run_cli("run --m 8 --n 8 --k 8").status, 2);
+  EXPECT_EQ(run_cli("run --kernel 01_naive --m eight --n 8 --k 8").status, 2);
+  EXPECT_EQ(run_cli("run --kernel 01_naive --m 8 --n 8 --k 8 --no-such-option").status, 2);
+}
+
+TEST(CliRun, KernelNeedingHiddenInstructionSetExits2SayingUnsupported) {
+  const CliResult r = run_cli("run --kernel 05_packed_avx512 --m 8 --n 8 --k 8 --max-seconds 0.01",
+                              "GEMMLAB_CPU_DISABLE=avx512f");
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_TRUE(contains(r.err, "avx512f")) << r;
+}
+
+TEST(Cli, NoSubcommandExits2) {
+  EXPECT_EQ(run_cli("").status, 2);
+  EXPECT_EQ(run_cli("frobnicate").status, 2);
+}
+
+// --- successful runs ----------------------------------------------------------------------------
+
+void expect_run_document(const json& j, const std::string& kernel, const std::string& precision, int m, int n, int k) {
+  for (const char* key : {"backend", "device", "kernel", "params", "m", "n", "k", "precision", "time_ms", "gflops",
+                          "reference", "ratio_to_reference", "max_rel_error", "tolerance", "valid"})
+    EXPECT_TRUE(j.contains(key)) << "the run document lacks \"" << key << "\":\n" << j.dump(2);
+  if (::testing::Test::HasFailure()) return;
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_TRUE(j["device"].is_string() && !j["device"].get<std::string>().empty()) << j["device"];
+  EXPECT_EQ(j["kernel"], kernel);
+  EXPECT_TRUE(j["params"].is_object()) << j["params"];
+  EXPECT_EQ(j["m"], m);
+  EXPECT_EQ(j["n"], n);
+  EXPECT_EQ(j["k"], k);
+  EXPECT_EQ(j["precision"], precision);
+  EXPECT_EQ(j["valid"], true) << j.dump(2);
+  ASSERT_TRUE(j["time_ms"].is_number()) << j["time_ms"];
+  EXPECT_GT(j["time_ms"].get<double>(), 0.0);
+  ASSERT_TRUE(j["gflops"].is_number()) << j["gflops"];
+  EXPECT_GT(j["gflops"].get<double>(), 0.0);
+  ASSERT_TRUE(j["reference"].is_object());
+  EXPECT_EQ(j["reference"]["name"], "openblas");
+  ASSERT_TRUE(j["reference"]["gflops"].is_number());
+  EXPECT_GT(j["reference"]["gflops"].get<double>(), 0.0);
+  ASSERT_TRUE(j["ratio_to_reference"].is_number());
+  EXPECT_GT(j["ratio_to_reference"].get<double>(), 0.0);
+  ASSERT_TRUE(j["max_rel_error"].is_number()) << j["max_rel_error"];
+  ASSERT_TRUE(j["tolerance"].is_number());
+  const double eps = precision == "fp32" ? FLT_EPSILON : DBL_EPSILON;
+  EXPECT_DOUBLE_EQ(j["tolerance"].get<double>(), (k + 2) * eps);
+  EXPECT_LE(j["max_rel_error"].get<double>(), j["tolerance"].get<double>());
+}
+
+TEST(CliRun, PackedAvx512JsonReportsTimingReferenceAndValidation) {
+  SKIP_WITHOUT_AVX512();
+  const CliResult r = run_cli("run --kernel 05_packed_avx512 --m 64 --n 48 --k 33 --threads 1 --max-seconds 0.05 --json");
+  ASSERT_EQ(r.status, 0) << r;
+  const json j = parse_json(r);
+  ASSERT_TRUE(j.is_object()) << r;
+  expect_run_document(j, "05_packed_avx512", "fp32", 64, 48, 33);
+  EXPECT_EQ(j["params"]["threads"], 1) << "--threads 1 sets the kernel's threads parameter";
+  for (const char* p : {"MR", "NV", "MC", "KC", "NC"}) EXPECT_TRUE(j["params"].contains(p)) << p;
+}
+
+TEST(CliRun, CacheBlockedFp64WithPaddingAndScalarsJson) {
+  const CliResult r = run_cli(
+      "run --kernel 03_cache_blocked --m 37 --n 29 --k 41 --precision fp64 --alpha -0.75 --beta 1.25 "
+      "--lda 45 --ldb 31 --ldc 30 --param MC=16 --threads 1 --max-seconds 0.05 --json");
+  ASSERT_EQ(r.status, 0) << r;
+  const json j = parse_json(r);
+  ASSERT_TRUE(j.is_object()) << r;
+  expect_run_document(j, "03_cache_blocked", "fp64", 37, 29, 41);
+  EXPECT_EQ(j.value("lda", 0), 45);
+  EXPECT_EQ(j.value("ldb", 0), 31);
+  EXPECT_EQ(j.value("ldc", 0), 30);
+  EXPECT_EQ(j.value("alpha", 0.0), -0.75);
+  EXPECT_EQ(j.value("beta", 0.0), 1.25);
+  EXPECT_EQ(j["params"]["MC"], 16) << "--param MC=16 must reach the configuration";
+}
+
+TEST(CliRun, TextOutputSaysValidationPassed) {
+  const CliResult r = run_cli("run --kernel 02_loop_order --m 9 --n 7 --k 5 --threads 1 --max-seconds 0.02");
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_TRUE(contains(r.out, "validation: passed")) << r;
+  EXPECT_TRUE(contains(r.out, "openblas")) << r;
+}
+
+TEST(CliRun, WrongResultExits1) {
+  // The fp64 truth (and the timed reference) come from a fake CBLAS that leaves C = beta*C: the
+  // kernel's correct result then disagrees with the "truth".
+  const CliResult r = run_cli("run --kernel 01_naive --m 5 --n 4 --k 3 --max-seconds 0.01 --json",
+                              "GEMMLAB_OPENBLAS_LIBRARY='" GEMMLAB_FAKE_CBLAS "'");
+  EXPECT_EQ(r.status, 1) << r;
+  const json j = parse_json(r);
+  if (j.is_object()) {
+    EXPECT_EQ(j["valid"], false);
+    EXPECT_FALSE(j.value("reason", std::string()).empty()) << "a failed run should say why";
+    EXPECT_TRUE(j["time_ms"].is_null()) << "an invalid kernel is not timed";
+  }
+}
+
+// --- verify ------------------------------------------------------------------------------------
+
+TEST(CliVerify, LoopOrderOnTwoShapesPassesEveryCase) {
+  const CliResult r = run_cli("verify --kernel 02_loop_order --shapes 7x13x5,1x1x1 --json");
+  ASSERT_EQ(r.status, 0) << r;
+  const json j = parse_json(r);
+  ASSERT_TRUE(j.is_object() && j.contains("cases") && j["cases"].is_array()) << r;
+  // 1 configuration (no parameters) x 2 shapes x 2 scalars x 2 precisions.
+  EXPECT_EQ(j["cases"].size(), 8u) << j.dump(2);
+  EXPECT_EQ(j["passed"], 8);
+  EXPECT_EQ(j["failed"], 0);
+  std::set<std::string> shapes, precisions;
+  for (const json& c : j["cases"]) {
+    EXPECT_EQ(c["kernel"], "02_loop_order");
+    EXPECT_EQ(c["backend"], "cpu");
+    EXPECT_EQ(c["status"], "passed") << c.dump();
+    shapes.insert(c["shape"].get<std::string>());
+    precisions.insert(c["precision"].get<std::string>());
+    EXPECT_TRUE(c["max_rel_error"].is_number());
+    EXPECT_LE(c["max_rel_error"].get<double>(), c["tolerance"].get<double>());
+  }
+  EXPECT_EQ(shapes, (std::set<std::string>{"7x13x5", "1x1x1"}));
+  EXPECT_EQ(precisions, (std::set<std::string>{"fp32", "fp64"}));
+}
+
+TEST(CliVerify, PaddedDoublesTheCasesAndUsesLongerLeadingDimensions) {
+  const CliResult r = run_cli("verify --kernel 01_naive --shapes 3x4x5 --precision fp64 --padded --json");
+  ASSERT_EQ(r.status, 0) << r;
+  const json j = parse_json(r);
+  ASSERT_TRUE(j.is_object()) << r;
+  EXPECT_EQ(j["cases"].size(), 4u) << "2 scalars x {packed, padded}\n" << j.dump(2);
+  std::set<int> ldcs;
+  for (const json& c : j["cases"]) ldcs.insert(c["ldc"].get<int>());
+  EXPECT_EQ(ldcs, (std::set<int>{4, 7}));
+}
+
+TEST(CliVerify, BadShapeOrUnknownKernelExits2) {
+  const CliResult shape = run_cli("verify --kernel 02_loop_order --shapes 7x13");
+  EXPECT_EQ(shape.status, 2) << shape;
+  EXPECT_TRUE(contains(shape.err, "7x13")) << shape;
+  const CliResult kernel = run_cli("verify --kernel nope --shapes 1x1x1");
+  EXPECT_EQ(kernel.status, 2) << kernel;
+  EXPECT_TRUE(contains(kernel.err, "01_naive")) << kernel;
+}
+
+TEST(CliVerify, KernelNeedingHiddenInstructionSetIsReportedUnsupported) {
+  const CliResult r = run_cli("verify --kernel 05_packed_avx512 --shapes 1x1x1 --json", "GEMMLAB_CPU_DISABLE=avx512f");
+  ASSERT_EQ(r.status, 0) << "unsupported is not a failure\n" << r;
+  const json j = parse_json(r);
+  ASSERT_TRUE(j.is_object()) << r;
+  EXPECT_EQ(j["unsupported"], 1);
+  EXPECT_EQ(j["passed"], 0);
+  ASSERT_EQ(j["cases"].size(), 1u);
+  EXPECT_EQ(j["cases"][0]["status"], "unsupported");
+  EXPECT_TRUE(contains(j["cases"][0]["reason"].get<std::string>(), "avx512f")) << j.dump(2);
+}
+
+TEST(CliVerify, WrongResultsExit1) {
+  const CliResult r = run_cli("verify --kernel 01_naive --shapes 3x2x4 --precision fp32 --json",
+                              "GEMMLAB_OPENBLAS_LIBRARY='" GEMMLAB_FAKE_CBLAS "'");
+  EXPECT_EQ(r.status, 1) << r;
+  const json j = parse_json(r);
+  if (j.is_object()) {
+    EXPECT_GT(j["failed"].get<int>(), 0) << j.dump(2);
+  }
+}
+
+// --- kernels and devices -----------------------------------------------------------------------
+
+TEST(CliKernels, JsonListsTheFiveCpuKernelsWithTheirSpaces) {
+  const CliResult r = run_cli("kernels --json");
+  ASSERT_EQ(r.status, 0) << r;
+  const json j = parse_json(r);
+  ASSERT_TRUE(j.is_object() && j.contains("kernels") && j["kernels"].is_array()) << r;
+  std::vector<std::string> names;
+  for (const json& k : j["kernels"]) {
+    for (const char* key : {"name", "backend", "parameters", "constraints", "raw_size", "default_config",
+                            "summary", "precisions", "supported"})
+      ASSERT_TRUE(k.contains(key)) << "kernel entry lacks \"" << key << "\": " << k.dump(2);
+    names.push_back(k["name"].get<std::string>());
+    EXPECT_EQ(k["backend"], "cpu");
+    ASSERT_TRUE(k["parameters"].is_array());
+    ASSERT_TRUE(k["constraints"].is_array());
+    ASSERT_TRUE(k["default_config"].is_object());
+    double size = 1;
+    for (const json& p : k["parameters"]) {
+      const std::string name = p["name"].get<std::string>();
+      ASSERT_TRUE(p["values"].is_array() && !p["values"].empty()) << p.dump();
+      size *= static_cast<double>(p["values"].size());
+      ASSERT_TRUE(k["default_config"].contains(name)) << k["name"] << ": default_config lacks " << name;
+      const auto& values = p["values"];
+      EXPECT_NE(std::find(values.begin(), values.end(), k["default_config"][name]), values.end())
+          << k["name"] << ": the default " << name << "=" << k["default_config"][name] << " is not an allowed value";
+    }
+    EXPECT_EQ(k["default_config"].size(), k["parameters"].size()) << k.dump(2);
+    EXPECT_DOUBLE_EQ(k["raw_size"].get<double>(), size) << k["name"];
+    for (const json& c : k["constraints"]) EXPECT_TRUE(c.is_string());
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"01_naive", "02_loop_order", "03_cache_blocked",
+                                             "04_register_blocked_avx2", "05_packed_avx512"}));
+  const json& packed = j["kernels"][4];
+  std::set<std::string> params;
+  for (const json& p : packed["parameters"]) params.insert(p["name"].get<std::string>());
+  EXPECT_EQ(params, (std::set<std::string>{"MR", "NV", "MC", "KC", "NC", "threads"}));
+  EXPECT_EQ(packed["constraints"].size(), 6u);
+}
+
+TEST(CliKernels, Fp64SpacesAndTextOutput) {
+  const CliResult fp64 = run_cli("kernels --json --precision fp64");
+  ASSERT_EQ(fp64.status, 0) << fp64;
+  const json j = parse_json(fp64);
+  ASSERT_TRUE(j.is_object()) << fp64;
+  for (const json& k : j["kernels"]) EXPECT_EQ(k.value("space_precision", ""), "fp64");
+  const CliResult text = run_cli("kernels");
+  ASSERT_EQ(text.status, 0) << text;
+  EXPECT_TRUE(contains(text.out, "05_packed_avx512") && contains(text.out, "MR")) << text;
+  EXPECT_EQ(run_cli("kernels --precision fp128").status, 2);
+}
+
+TEST(CliDevices, JsonWithoutMeasurementListsTheCpu) {
+  const CliResult r = run_cli("devices --json --no-measure");
+  ASSERT_EQ(r.status, 0) << r;
+  const json j = parse_json(r);
+  ASSERT_TRUE(j.is_object() && j.contains("devices") && j["devices"].is_array()) << r;
+  ASSERT_EQ(j["devices"].size(), 1u) << j.dump(2);
+  const json& d = j["devices"][0];
+  EXPECT_EQ(d["backend"], "cpu");
+  EXPECT_EQ(d["index"], 0);
+  EXPECT_GE(d["cores"].get<int>(), 1);
+  EXPECT_TRUE(d["features"].is_array());
+  EXPECT_TRUE(d["caches"].is_array() && !d["caches"].empty());
+  EXPECT_GT(d["peak_gflops_fp32"].get<double>(), 0.0);
+  EXPECT_TRUE(d["measured"].is_null()) << "--no-measure must not measure: " << d["measured"];
+}
+
+TEST(CliDevices, HiddenFeaturesDoNotShowInTheList) {
+  const CliResult r = run_cli("devices --json --no-measure", "GEMMLAB_CPU_DISABLE=avx512f,avx2");
+  ASSERT_EQ(r.status, 0) << r;
+  const json j = parse_json(r);
+  ASSERT_TRUE(j.is_object()) << r;
+  for (const json& f : j["devices"][0]["features"]) {
+    EXPECT_NE(f, "avx512f");
+    EXPECT_NE(f, "avx2");
+  }
+}
+
+// --- help --------------------------------------------------------------------------------------
+
+TEST(CliHelp, EverySubcommandPrintsHelpAndExits0) {
+  for (const auto& [args, option] : {std::pair{"--help", "run"}, std::pair{"run --help", "--kernel"},
+                                     std::pair{"verify --help", "--shapes"}, std::pair{"kernels --help", "--precision"},
+                                     std::pair{"devices --help", "--no-measure"}}) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.status, 0) << "gemmlab " << args << "\n" << r;
+    EXPECT_TRUE(contains(r.out, option)) << "gemmlab " << args << " should mention " << option << "\n" << r;
+  }
+}
+
+}  // namespace
+}  // namespace gemmlab

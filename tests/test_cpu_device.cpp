@@ -1,0 +1,211 @@
+// The CPU backend: detection of the host, device memory and timing, and the
+// GEMMLAB_CPU_DISABLE switch that hides instruction sets to exercise the unsupported path.
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gemmlab/builtin.hpp"
+#include "gemmlab/cpu.hpp"
+#include "gemmlab/evaluate.hpp"
+#include "gemmlab/verify.hpp"
+#include "test_support.hpp"
+
+namespace gemmlab {
+namespace {
+
+// Sets an environment variable for the lifetime of the object, then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::string features_of(const DeviceInfo& d) {
+  std::string out;
+  for (const auto& f : d.features) out += f + " ";
+  return out;
+}
+
+TEST(CpuDetect, ReportsCoresCachesAndClock) {
+  const DeviceInfo d = cpu::detect();
+  EXPECT_EQ(d.backend, "cpu");
+  EXPECT_EQ(d.index, 0);
+  EXPECT_GE(d.cores, 1);
+  EXPECT_GT(d.clock_ghz, 0.0) << "no clock frequency found in sysfs or /proc/cpuinfo";
+  EXPECT_LT(d.clock_ghz, 10.0) << "implausible clock " << d.clock_ghz << " GHz";
+  ASSERT_FALSE(d.caches.empty()) << "no caches read from /sys/devices/system/cpu/cpu0/cache";
+  for (const CacheLevel& c : d.caches) {
+    EXPECT_GE(c.level, 1);
+    EXPECT_LE(c.level, 4);
+    EXPECT_GT(c.size_bytes, 0) << "L" << c.level << " " << c.type;
+    EXPECT_GE(c.shared_by_cores, 1);
+    EXPECT_TRUE(c.type == "Data" || c.type == "Instruction" || c.type == "Unified") << "cache type " << c.type;
+  }
+  EXPECT_GT(d.cache_bytes(1), 0) << "no L1 data cache";
+  EXPECT_GT(d.cache_bytes(2), 0) << "no L2 cache";
+  EXPECT_FALSE(d.measured.has_value()) << "detect() must not measure";
+}
+
+TEST(CpuDetect, PeakAndVectorWidthFollowFromTheFeatures) {
+  const DeviceInfo d = cpu::detect();
+  const int expected_width = d.has_feature("avx512f") ? 512 : d.has_feature("avx") ? 256 : 128;
+  EXPECT_EQ(d.simd_width_bits, expected_width) << "features: " << features_of(d);
+  EXPECT_GE(d.fma_units_per_core, 1);
+  EXPECT_GT(d.peak_gflops_fp32, 0.0);
+  EXPECT_DOUBLE_EQ(d.peak_gflops_fp64, d.peak_gflops_fp32 / 2);
+  const double fma = d.has_feature("fma") ? 2.0 : 1.0;
+  EXPECT_NEAR(d.peak_gflops_fp32, d.cores * d.clock_ghz * d.fma_units_per_core * (d.simd_width_bits / 32.0) * fma,
+              1e-9 * d.peak_gflops_fp32);
+#if defined(__x86_64__)
+  EXPECT_TRUE(d.has_feature("sse2")) << "every x86-64 CPU has SSE2; features: " << features_of(d);
+#endif
+}
+
+TEST(DeviceInfo, HasFeatureAndCacheBytesLookUpTheLists) {
+  DeviceInfo d;
+  d.features = {"avx2", "fma"};
+  d.caches = {{1, "Instruction", 32768, 1}, {1, "Data", 49152, 1}, {2, "Unified", 2 << 20, 1}};
+  EXPECT_TRUE(d.has_feature("avx2"));
+  EXPECT_FALSE(d.has_feature("avx512f"));
+  EXPECT_FALSE(d.has_feature("avx"));
+  EXPECT_EQ(d.cache_bytes(1), 49152) << "L1 must be the data cache, not the instruction cache";
+  EXPECT_EQ(d.cache_bytes(2), 2 << 20);
+  EXPECT_EQ(d.cache_bytes(3), 0) << "unknown level: 0";
+}
+
+TEST(CpuBackend, ListsOneDeviceAndOpensOnlyIndexZero) {
+  Backend& backend = registry().backend("cpu");
+  EXPECT_EQ(backend.name(), "cpu");
+  const auto devices = backend.devices();
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].index, 0);
+  auto device = backend.open(0);
+  ASSERT_NE(device, nullptr);
+  EXPECT_EQ(device->info().name, devices[0].name);
+  EXPECT_EQ(device->info().cores, devices[0].cores);
+  EXPECT_THROW_MENTIONING(backend.open(1), std::invalid_argument, {"1"});
+  EXPECT_THROW(backend.open(-1), std::invalid_argument);
+}
+
+TEST(CpuDevice, MemoryIsAlignedAndCopiesRoundTrip) {
+  auto device = registry().backend("cpu").open(0);
+  for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{100}, std::size_t{4096}}) {
+    auto buffer = device->allocate(bytes);
+    ASSERT_NE(buffer, nullptr);
+    EXPECT_EQ(buffer->bytes(), bytes);
+    ASSERT_NE(buffer->data(), nullptr);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffer->data()) % 64, 0u);
+    std::vector<unsigned char> in(bytes), out(bytes, 0);
+    for (std::size_t i = 0; i < bytes; ++i) in[i] = static_cast<unsigned char>(i * 7 + 1);
+    device->upload(*buffer, in.data(), bytes);
+    device->synchronize();
+    device->download(out.data(), *buffer, bytes);
+    EXPECT_EQ(in, out) << bytes << " bytes";
+  }
+}
+
+TEST(CpuDevice, TimeOnceRunsTheLaunchOnce) {
+  auto device = registry().backend("cpu").open(0);
+  int calls = 0;
+  const double t = device->time_once([&] { ++calls; });
+  EXPECT_EQ(calls, 1);
+  EXPECT_GE(t, 0.0);
+}
+
+TEST(CpuDisable, HidesTheListedFeaturesFromDetect) {
+  const ScopedEnv env("GEMMLAB_CPU_DISABLE", "avx512f,avx2");
+  const DeviceInfo d = cpu::detect();
+  EXPECT_FALSE(d.has_feature("avx512f")) << "features: " << features_of(d);
+  EXPECT_FALSE(d.has_feature("avx2")) << "features: " << features_of(d);
+  EXPECT_LE(d.simd_width_bits, 256);
+}
+
+TEST(CpuDisable, OnlyTheListedFeaturesAreHidden) {
+  const DeviceInfo native = cpu::detect();
+  const ScopedEnv env("GEMMLAB_CPU_DISABLE", "avx512f");
+  const DeviceInfo d = cpu::detect();
+  EXPECT_FALSE(d.has_feature("avx512f"));
+  for (const char* f : {"sse2", "avx", "avx2", "fma"})
+    EXPECT_EQ(d.has_feature(f), native.has_feature(f)) << f << " should not be affected";
+}
+
+TEST(CpuDisable, UnsetVariableRestoresTheNativeFeatures) {
+  const DeviceInfo before = cpu::detect();
+  { const ScopedEnv env("GEMMLAB_CPU_DISABLE", "avx512f,avx2,fma,avx,sse2"); }
+  const DeviceInfo after = cpu::detect();
+  EXPECT_EQ(after.features, before.features);
+}
+
+TEST(CpuDisable, Kernels04And05ReportUnsupportedNamingTheInstructionSet) {
+  const ScopedEnv env("GEMMLAB_CPU_DISABLE", "avx512f,avx2");
+  const DeviceInfo d = cpu::detect();
+  const Support s04 = registry().kernel("cpu", "04_register_blocked_avx2").supported(d);
+  EXPECT_FALSE(s04.ok);
+  EXPECT_TRUE(testing::mentions_word(s04.reason, "avx2")) << "reason: " << s04.reason;
+  const Support s05 = registry().kernel("cpu", "05_packed_avx512").supported(d);
+  EXPECT_FALSE(s05.ok);
+  EXPECT_TRUE(testing::mentions_word(s05.reason, "avx512f")) << "reason: " << s05.reason;
+  for (const char* portable : {"01_naive", "02_loop_order", "03_cache_blocked"}) {
+    const Support s = registry().kernel("cpu", portable).supported(d);
+    EXPECT_TRUE(s.ok) << portable << " needs no vector extension, yet: " << s.reason;
+  }
+}
+
+TEST(CpuDisable, PrepareOnADeviceOpenedWithHiddenFeaturesThrowsUnsupported) {
+  const ScopedEnv env("GEMMLAB_CPU_DISABLE", "avx512f,avx2");
+  auto device = registry().backend("cpu").open(0);  // detects in its constructor
+  ASSERT_FALSE(device->info().has_feature("avx512f"));
+  ASSERT_FALSE(device->info().has_feature("avx2"));
+  const Problem p = Problem::packed(16, 16, 16);
+  for (const auto& [name, feature] : {std::pair{"04_register_blocked_avx2", "avx2"}, std::pair{"05_packed_avx512", "avx512f"}}) {
+    const Kernel& k = registry().kernel("cpu", name);
+    const Config config = k.default_config(device->info(), p.precision);
+    EXPECT_THROW_MENTIONING(k.prepare(*device, p, config), Unsupported, {feature}) << name;
+    EvaluationOptions options;
+    options.time = false;
+    EXPECT_THROW(evaluate(*device, k, config, p, nullptr, nullptr, options), Unsupported) << name;
+    const std::vector<VerifyCase> cases = verify_kernel(*device, k, nullptr, VerifyOptions{});
+    ASSERT_EQ(cases.size(), 1u) << name << ": verify should report one unsupported case";
+    EXPECT_EQ(cases[0].status, "unsupported");
+    EXPECT_TRUE(testing::mentions_word(cases[0].validation.reason, feature)) << cases[0].validation.reason;
+  }
+  // The portable kernels still run and validate.
+  EvaluationOptions options;
+  options.time = false;
+  const Kernel& k = registry().kernel("cpu", "03_cache_blocked");
+  const Evaluation e = evaluate(*device, k, k.default_config(device->info(), p.precision), p, nullptr, nullptr, options);
+  EXPECT_TRUE(e.validation.valid) << e.validation.reason;
+}
+
+TEST(CpuCeilings, MeasuredValuesArePositive) {
+  // One core and a small triad (64 MiB per array when no cache is known): about a second.
+  DeviceInfo info = cpu::detect();
+  info.cores = 1;
+  info.caches.clear();
+  const MeasuredCeilings c = cpu::measure_ceilings(info);
+  EXPECT_GT(c.triad_gb_per_s, 0.0);
+  if (info.has_feature("avx512f") || (info.has_feature("avx2") && info.has_feature("fma"))) {
+    EXPECT_GT(c.fma_gflops_fp32, 0.0);
+    EXPECT_GT(c.fma_gflops_fp64, 0.0);
+    EXPECT_GT(c.fma_gflops_fp32_one_core, 0.0);
+  }
+}
+
+}  // namespace
+}  // namespace gemmlab

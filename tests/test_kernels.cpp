@@ -1,0 +1,316 @@
+// Every CPU kernel against the fp64 reference: the verification plan's shapes x precisions x
+// scalars x {packed, padded} with the default configuration; empty and zero-depth problems;
+// the extremes of each parameter range; rejection of bad configurations.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gemmlab/builtin.hpp"
+#include "gemmlab/cpu.hpp"
+#include "gemmlab/evaluate.hpp"
+#include "gemmlab/verify.hpp"
+#include "test_support.hpp"
+
+namespace gemmlab {
+namespace {
+
+// Opened once per test process.
+Device& cpu_device() {
+  static const std::unique_ptr<Device> device = registry().backend("cpu").open(0);
+  return *device;
+}
+Reference& fp64_truth() {
+  static const std::unique_ptr<Reference> truth = cpu::load_cblas("openblas");
+  return *truth;
+}
+
+std::vector<std::string> cpu_kernel_names() {
+  std::vector<std::string> names;
+  for (const Kernel* k : registry().kernels("cpu")) names.emplace_back(k->name());
+  return names;
+}
+
+// "-0.75" -> "m0p75": parameter names may only hold [A-Za-z0-9_].
+std::string number_name(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", x);
+  std::string out;
+  for (const char* c = text; *c; ++c) out += *c == '-' ? 'm' : *c == '.' ? 'p' : *c;
+  return out;
+}
+
+std::string describe(const Problem& p) {
+  std::ostringstream out;
+  out << p.shape() << " " << to_string(p.precision) << " alpha=" << p.alpha << " beta=" << p.beta
+      << " lda/ldb/ldc=" << p.lda << "/" << p.ldb << "/" << p.ldc;
+  return out.str();
+}
+
+struct KernelCase {
+  std::string kernel;
+  Problem problem;
+  bool padded = false;
+};
+
+std::string case_name(const KernelCase& c) {
+  const Problem& p = c.problem;
+  return c.kernel + "_" + p.shape() + "_" + std::string(to_string(p.precision)) + "_a" + number_name(p.alpha) +
+         "_b" + number_name(p.beta) + (c.padded ? "_padded" : "_packed");
+}
+
+std::vector<KernelCase> verification_plan() {
+  std::vector<KernelCase> cases;
+  for (const Kernel* k : registry().kernels("cpu"))
+    for (const Problem& shape : default_verification_shapes())
+      for (Precision precision : {Precision::fp32, Precision::fp64}) {
+        if (!k->supports(precision)) continue;
+        for (const Scalars& s : default_verification_scalars())
+          for (bool padded : {false, true}) {
+            Problem p = padded ? with_padding(shape, 3) : shape;
+            p.precision = precision;
+            p.alpha = s.alpha;
+            p.beta = s.beta;
+            cases.push_back({std::string(k->name()), p, padded});
+          }
+      }
+  return cases;
+}
+
+// Skips the current test when the kernel cannot run on this machine.
+#define SKIP_IF_UNSUPPORTED(kernel)                                         \
+  do {                                                                      \
+    const Support support_ = (kernel).supported(cpu_device().info());       \
+    if (!support_.ok) GTEST_SKIP() << (kernel).name() << ": " << support_.reason; \
+  } while (0)
+
+class KernelVerification : public ::testing::TestWithParam<KernelCase> {};
+
+TEST_P(KernelVerification, DefaultConfigurationMatchesTheFp64Reference) {
+  const KernelCase& c = GetParam();
+  const Kernel& kernel = registry().kernel("cpu", c.kernel);
+  SKIP_IF_UNSUPPORTED(kernel);
+  const Config config = kernel.default_config(cpu_device().info(), c.problem.precision);
+  EvaluationOptions options;
+  options.time = false;
+  const Evaluation e = evaluate(cpu_device(), kernel, config, c.problem, &fp64_truth(), nullptr, options);
+  EXPECT_TRUE(e.validation.valid) << c.kernel << " {" << to_string(config) << "} on " << describe(c.problem)
+                                  << ": expected a valid result, got: " << e.validation.reason
+                                  << " (max relative error " << e.validation.max_rel_error << ", tolerance "
+                                  << e.validation.tolerance << ")";
+  EXPECT_LE(e.validation.max_rel_error, e.validation.tolerance);
+  EXPECT_FALSE(e.kernel.has_value()) << "time = false must not time the kernel";
+  EXPECT_FALSE(e.reference.has_value()) << "time = false must not time the reference";
+}
+
+INSTANTIATE_TEST_SUITE_P(Plan, KernelVerification, ::testing::ValuesIn(verification_plan()),
+                         [](const ::testing::TestParamInfo<KernelCase>& param_info) { return case_name(param_info.param); });
+
+// --- per-kernel edge cases ----------------------------------------------------------------
+
+class KernelEdgeCases : public ::testing::TestWithParam<std::string> {
+ protected:
+  const Kernel& kernel() const { return registry().kernel("cpu", GetParam()); }
+  Config defaults(Precision p) const { return kernel().default_config(cpu_device().info(), p); }
+
+  // Prepares and runs the kernel on the given host arrays (the CPU device's memory is the host's).
+  template <class T>
+  void run(const Problem& p, std::vector<T>& a, std::vector<T>& b, std::vector<T>& c) const {
+    auto exe = kernel().prepare(cpu_device(), p, defaults(p.precision));
+    exe->run({a.data(), b.data(), c.data()});
+    cpu_device().synchronize();
+  }
+};
+
+TEST_P(KernelEdgeCases, EmptyAndZeroDepthProblemsPassTheValidator) {
+  SKIP_IF_UNSUPPORTED(kernel());
+  for (const char* shape : {"0x5x3", "5x0x3", "0x0x0", "5x4x0", "1x1x0", "17x33x0"})
+    for (Precision precision : {Precision::fp32, Precision::fp64})
+      for (double beta : {0.0, 1.25})
+        for (bool padded : {false, true}) {
+          Problem p = parse_shape(shape);
+          if (padded) p = with_padding(p, 3);
+          p.precision = precision;
+          p.alpha = -0.75;
+          p.beta = beta;
+          EvaluationOptions options;
+          options.time = false;
+          const Evaluation e =
+              evaluate(cpu_device(), kernel(), defaults(precision), p, &fp64_truth(), nullptr, options);
+          EXPECT_TRUE(e.validation.valid) << GetParam() << " on " << describe(p) << ": " << e.validation.reason;
+        }
+}
+
+TEST_P(KernelEdgeCases, EmptyProblemsTouchNothing) {
+  SKIP_IF_UNSUPPORTED(kernel());
+  for (const char* shape : {"0x5x3", "5x0x3", "0x0x0"}) {
+    Problem p = parse_shape(shape);
+    p.precision = Precision::fp64;
+    p.beta = 0.0;
+    std::vector<double> a(32, 1.0), b(32, 1.0), c(32, 7.0);
+    run(p, a, b, c);
+    for (std::size_t i = 0; i < c.size(); ++i)
+      ASSERT_EQ(c[i], 7.0) << GetParam() << " on " << shape << " changed C[" << i << "] to " << c[i];
+  }
+}
+
+TEST_P(KernelEdgeCases, ZeroDepthWithBetaZeroOverwritesNaNWithZero) {
+  SKIP_IF_UNSUPPORTED(kernel());
+  for (Precision precision : {Precision::fp32, Precision::fp64}) {
+    Problem p = with_padding(Problem::packed(3, 4, 0, precision, 1.0, 0.0), 2);  // ldc = 6
+    const std::size_t c_size = p.c_elements() + 4;
+    if (precision == Precision::fp32) {
+      std::vector<float> a(4, 1.0f), b(4, 1.0f), c(c_size, std::numeric_limits<float>::quiet_NaN());
+      run(p, a, b, c);
+      for (std::int64_t i = 0; i < p.m; ++i)
+        for (std::int64_t j = 0; j < p.n; ++j) {
+          const float v = c[static_cast<std::size_t>(i * p.ldc + j)];
+          EXPECT_TRUE(v == 0.0f) << GetParam() << " fp32: C[" << i << "][" << j << "] = " << v << ", expected 0";
+        }
+      EXPECT_TRUE(std::isnan(c[4])) << "padding C[0][4] was written";
+    } else {
+      std::vector<double> a(4, 1.0), b(4, 1.0), c(c_size, std::numeric_limits<double>::quiet_NaN());
+      run(p, a, b, c);
+      for (std::int64_t i = 0; i < p.m; ++i)
+        for (std::int64_t j = 0; j < p.n; ++j) {
+          const double v = c[static_cast<std::size_t>(i * p.ldc + j)];
+          EXPECT_TRUE(v == 0.0) << GetParam() << " fp64: C[" << i << "][" << j << "] = " << v << ", expected 0";
+        }
+      EXPECT_TRUE(std::isnan(c[4])) << "padding C[0][4] was written";
+    }
+  }
+}
+
+TEST_P(KernelEdgeCases, ZeroDepthWithBetaNonZeroScalesC) {
+  SKIP_IF_UNSUPPORTED(kernel());
+  const Problem p = Problem::packed(3, 5, 0, Precision::fp64, 1.0, -1.5);
+  std::vector<double> a(1, 1.0), b(1, 1.0), c(15);
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<double>(i) + 1;
+  run(p, a, b, c);
+  for (std::size_t i = 0; i < c.size(); ++i)
+    EXPECT_EQ(c[i], -1.5 * (static_cast<double>(i) + 1)) << GetParam() << ": C element " << i << " should be beta * C";
+}
+
+TEST_P(KernelEdgeCases, AlphaZeroScalesCByBetaWithoutReadingAOrB) {
+  SKIP_IF_UNSUPPORTED(kernel());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (double beta : {0.0, 0.5}) {
+    const Problem p = Problem::packed(4, 6, 3, Precision::fp64, 0.0, beta);
+    std::vector<double> a(12, nan), b(18, nan), c(24, beta == 0 ? nan : 2.0);
+    run(p, a, b, c);
+    for (std::size_t i = 0; i < c.size(); ++i)
+      EXPECT_EQ(c[i], beta * 2.0) << GetParam() << " alpha=0 beta=" << beta << ": C element " << i << " = " << c[i]
+                                  << " (A and B hold NaN; BLAS does not read them when alpha is 0)";
+  }
+}
+
+TEST_P(KernelEdgeCases, ExtremeConfigurationsPassOnOddShapes) {
+  SKIP_IF_UNSUPPORTED(kernel());
+  VerifyOptions options;
+  options.shapes = {parse_shape("97x131x67"), parse_shape("13x17x5"), parse_shape("1x33x3")};
+  options.scalars = default_verification_scalars();
+  options.padded_leading_dimensions = true;
+  const std::vector<VerifyCase> cases = verify_kernel(cpu_device(), kernel(), &fp64_truth(), options);
+  std::size_t expected = 0;
+  for (Precision precision : kernel().precisions())
+    expected += kernel().space(cpu_device().info(), precision).extremes(defaults(precision)).size() *
+                options.shapes.size() * options.scalars.size() * 2;
+  EXPECT_EQ(cases.size(), expected) << "one case per configuration x shape x scalars x padding x precision";
+  int failures = 0;
+  for (const VerifyCase& c : cases) {
+    EXPECT_EQ(c.status, "passed") << c.kernel << " {" << to_string(c.config) << "} on " << describe(c.problem)
+                                  << ": " << c.validation.reason;
+    if (c.status != "passed" && ++failures >= 10) break;
+  }
+}
+
+TEST_P(KernelEdgeCases, OneExecutableRunsOnDifferentOperandsAndPrecisionsItWasBuiltFor) {
+  SKIP_IF_UNSUPPORTED(kernel());
+  for (Precision precision : {Precision::fp32, Precision::fp64}) {
+    Problem p = with_padding(Problem::packed(33, 29, 17, precision, -0.75, 1.25), 1);
+    auto exe = kernel().prepare(cpu_device(), p, defaults(precision));
+    for (std::uint64_t seed : {1u, 2u}) {
+      HostCase host(p, seed);
+      HostBuffer<std::byte> a(host.a().size()), b(host.b().size()), c(host.c_initial().size());
+      std::memcpy(a.data(), host.a().data(), a.size());
+      std::memcpy(b.data(), host.b().data(), b.size());
+      std::memcpy(c.data(), host.c_initial().data(), c.size());
+      exe->run({a.data(), b.data(), c.data()});
+      cpu_device().synchronize();
+      host.compute_expected(&fp64_truth());
+      const ValidationResult r = host.check(c.data());
+      EXPECT_TRUE(r.valid) << GetParam() << " " << describe(p) << " seed " << seed << ": " << r.reason;
+    }
+  }
+}
+
+TEST_P(KernelEdgeCases, PrepareRejectsAnUnknownParameter) {
+  SKIP_IF_UNSUPPORTED(kernel());
+  Config c = defaults(Precision::fp32);
+  c["FOO"] = 1;
+  EXPECT_THROW_MENTIONING(kernel().prepare(cpu_device(), Problem::packed(4, 4, 4), c), ConfigError, {"FOO"});
+}
+
+TEST_P(KernelEdgeCases, PrepareRejectsAValueOutsideTheAllowedSet) {
+  SKIP_IF_UNSUPPORTED(kernel());
+  const SearchSpace space = kernel().space(cpu_device().info(), Precision::fp32);
+  if (space.parameters().empty()) {  // nothing to put out of range; the default is then empty too
+    EXPECT_TRUE(defaults(Precision::fp32).empty()) << to_string(defaults(Precision::fp32));
+    return;
+  }
+  for (const Parameter& param : space.parameters()) {
+    Config c = defaults(Precision::fp32);
+    c[param.name] = param.values.back() + 1;
+    EXPECT_THROW_MENTIONING(kernel().prepare(cpu_device(), Problem::packed(4, 4, 4), c), ConfigError, {param.name})
+        << param.name << "=" << c[param.name];
+  }
+}
+
+TEST_P(KernelEdgeCases, PrepareRejectsPrecisionsItHasNot) {
+  SKIP_IF_UNSUPPORTED(kernel());
+  EXPECT_THROW_CONTAINING(
+      kernel().prepare(cpu_device(), Problem::packed(4, 4, 4, Precision::fp16), defaults(Precision::fp32)),
+      std::invalid_argument, {"fp16"});
+}
+
+TEST_P(KernelEdgeCases, PrepareRejectsAnInvalidProblem) {
+  SKIP_IF_UNSUPPORTED(kernel());
+  Problem p = Problem::packed(4, 4, 4);
+  p.ldb = 3;
+  EXPECT_THROW_MENTIONING(kernel().prepare(cpu_device(), p, defaults(Precision::fp32)), std::invalid_argument,
+                          {"ldb"});
+}
+
+TEST_P(KernelEdgeCases, DescribesItself) {
+  const Kernel& k = kernel();
+  EXPECT_EQ(k.name(), GetParam());
+  EXPECT_EQ(k.backend(), "cpu");
+  EXPECT_FALSE(k.summary().empty());
+  EXPECT_TRUE(k.supports(Precision::fp32));
+  EXPECT_TRUE(k.supports(Precision::fp64));
+  EXPECT_FALSE(k.supports(Precision::fp16));
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, KernelEdgeCases, ::testing::ValuesIn(cpu_kernel_names()),
+                         [](const ::testing::TestParamInfo<std::string>& param_info) { return param_info.param; });
+
+TEST(KernelRegistry, HoldsTheFiveCpuKernelsInCurriculumOrder) {
+  EXPECT_EQ(cpu_kernel_names(), (std::vector<std::string>{"01_naive", "02_loop_order", "03_cache_blocked",
+                                                          "04_register_blocked_avx2", "05_packed_avx512"}));
+  EXPECT_EQ(registry().backend_names(), std::vector<std::string>{"cpu"});
+  EXPECT_EQ(registry().kernels().size(), registry().kernels("cpu").size());
+}
+
+TEST(KernelRegistry, UnknownNamesThrowListingWhatExists) {
+  EXPECT_THROW_MENTIONING(registry().kernel("cpu", "nope"), UnknownName, {"nope", "01_naive", "05_packed_avx512"});
+  EXPECT_THROW_MENTIONING(registry().kernel("nope", "01_naive"), UnknownName, {"nope", "cpu"});
+  EXPECT_THROW_MENTIONING(registry().backend("cuda9"), UnknownName, {"cuda9", "cpu"});
+  EXPECT_THROW(registry().kernels("nope"), UnknownName);
+}
+
+}  // namespace
+}  // namespace gemmlab
