@@ -11,7 +11,10 @@
 //           which keeps an MR x NR tile of C in zmm registers for the whole KC depth.
 // The broadcast side (A) sits in L1 and the vector side (B) streams: the mirror image of BLIS's
 // column-major arrangement, since here C's contiguous dimension is N. Threads split the columns
-// evenly and share the packed A block (two buffers in turn, so one barrier per depth step).
+// evenly and share the packed A block: each packs a part of it and marks every panel ready, and
+// each computes with its own panels first. There is no barrier per depth step (a barrier makes
+// every step as slow as the slower core): a thread waits only for a panel not yet packed, and
+// two A buffers in turn let a thread run up to one block ahead of the others.
 // Packing walks the sources in long contiguous runs; its cost is a few percent of the total.
 // Hardware: AVX-512F (32 zmm registers; masked loads/stores for the right edge of C), the cache
 // hierarchy (sizes read from the OS), several cores (OpenMP), 2 MiB pages for the packed blocks.
@@ -21,7 +24,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <vector>
 
 #include "cpu_kernel.hpp"
 #include "cpu_kernels.hpp"
@@ -171,6 +176,9 @@ class PackedRoutine {
     b_block_elements_ = std::max<std::int64_t>(1, kc * std::min(nc_, round_up(p.n, nr)));
     a_block_elements_ = std::max<std::int64_t>(1, mc * kc);
     a_pack_ = huge_page_bytes(static_cast<std::size_t>(2 * a_block_elements_ * elem));
+    a_panels_max_ = (mc + mr_ - 1) / mr_;
+    panel_step_ = std::vector<std::atomic<std::int64_t>>(static_cast<std::size_t>(2 * a_panels_max_));
+    thread_step_ = std::vector<Progress>(static_cast<std::size_t>(threads_));
     b_pack_ = huge_page_bytes(static_cast<std::size_t>(b_block_elements_ * threads_ * elem));
   }
 
@@ -180,44 +188,59 @@ class PackedRoutine {
     const int nr = nv_ * simd::Avx512<T>::lanes;
     const T alpha = static_cast<T>(p.alpha);
 
+    for (auto& step : panel_step_) step.store(0, std::memory_order_relaxed);
+    for (auto& t : thread_step_) t.done.store(0, std::memory_order_relaxed);
+
 #pragma omp parallel num_threads(threads_)
     {
-      // The runtime may grant fewer threads than asked for: split the columns among those present.
+      // The runtime may grant fewer threads than asked for: split the work among those present.
       const int team = omp_get_num_threads(), me = omp_get_thread_num();
       T* b_pack = reinterpret_cast<T*>(b_pack_.get()) + b_block_elements_ * me;
       const std::int64_t share = round_up((p.n + team - 1) / team, nr);
       const std::int64_t first_col = share * me, end_col = std::min(p.n, first_col + share);
 
-      int step = 0;  // counts depth blocks: selects one of the two A buffers
+      std::int64_t step = 0;  // counts depth blocks, 1, 2, ...; selects one of the two A buffers
       for (std::int64_t ic = 0; ic < p.m; ic += mc_) {                       // loop 5
         const std::int64_t mc = std::min(mc_, p.m - ic);
         const std::int64_t a_panels = (mc + mr_ - 1) / mr_;
+        // This thread packs A panels [own_first, own_end) and computes with them first.
+        const std::int64_t own_first = a_panels * me / team, own_end = a_panels * (me + 1) / team;
         for (std::int64_t pc = 0; pc < p.k; pc += kc_) {                     // loop 4
           const std::int64_t kc = std::min(kc_, p.k - pc);
           // Only the first depth block scales C by beta; later ones accumulate into it.
           const T beta = pc == 0 ? static_cast<T>(p.beta) : T(1);
-          // Two A buffers, used in turn: a thread passes the barrier after packing block s+1
-          // only when every thread has finished computing with block s, so block s+2 can be
-          // packed into s's buffer without a second barrier.
-          T* a_pack = reinterpret_cast<T*>(a_pack_.get()) + a_block_elements_ * (step++ % 2);
-#pragma omp for schedule(static)
-          for (std::int64_t ip = 0; ip < a_panels; ++ip)
+          ++step;
+          const std::int64_t buffer = step % 2;
+          T* a_pack = reinterpret_cast<T*>(a_pack_.get()) + a_block_elements_ * buffer;
+          std::atomic<std::int64_t>* ready = panel_step_.data() + buffer * a_panels_max_;
+          // Two A buffers, used in turn. Block `step` goes where block step-2 was: wait until
+          // every thread is done computing with that one (rarely a wait: it is two blocks back).
+          for (int t = 0; t < team; ++t)
+            while (thread_step_[t].done.load(std::memory_order_acquire) < step - 2) _mm_pause();
+          for (std::int64_t ip = own_first; ip < own_end; ++ip) {
             variant.pack_a(a + (ic + ip * mr_) * p.lda + pc, p.lda, std::min<std::int64_t>(mr_, mc - ip * mr_),
                            kc, a_pack + ip * kc * mr_);
-          // (implicit barrier: A is packed before anyone uses it)
+            ready[ip].store(step, std::memory_order_release);  // panel ip holds block `step`
+          }
           for (std::int64_t jc = first_col; jc < end_col; jc += nc_) {       // loop 3
             const std::int64_t nc = std::min(nc_, end_col - jc);
             pack_b_block(b + pc * p.ldb + jc, p.ldb, kc, nc, nr, b_pack);
-            for (std::int64_t ir = 0; ir < mc; ir += mr_) {                  // loop 2
-              const T* a_panel = a_pack + (ir / mr_) * kc * mr_;
+            for (std::int64_t i = 0; i < a_panels; ++i) {                    // loop 2
+              // Own panels first; by the time the others' are needed they are long packed.
+              // No barrier: a thread waits only for a panel it needs that is not ready yet.
+              const std::int64_t ip = (own_first + i) % a_panels;
+              while (ready[ip].load(std::memory_order_acquire) != step) _mm_pause();
+              const T* a_panel = a_pack + ip * kc * mr_;
+              const std::int64_t ir = ip * mr_;
               const int rows = static_cast<int>(std::min<std::int64_t>(mr_, mc - ir));
               for (std::int64_t jr = 0; jr < nc; jr += nr) {                 // loop 1
                 const int cols = static_cast<int>(std::min<std::int64_t>(nr, nc - jr));
                 variant.micro_kernel(kc, a_panel, b_pack + (jr / nr) * kc * nr, c + (ic + ir) * p.ldc + jc + jr,
-                       p.ldc, rows, cols, alpha, beta);
+                                     p.ldc, rows, cols, alpha, beta);
               }
             }
           }
+          thread_step_[me].done.store(step, std::memory_order_release);
         }
       }
     }
@@ -229,7 +252,13 @@ class PackedRoutine {
   int mr_, nv_;
   std::int64_t mc_, kc_, nc_;
   int threads_;
-  std::int64_t a_block_elements_ = 0, b_block_elements_ = 0;
+  // Per-thread progress, each on its own cache line so that polling it does not disturb writers.
+  struct alignas(64) Progress {
+    std::atomic<std::int64_t> done{0};  // last depth block this thread finished computing
+  };
+  std::int64_t a_block_elements_ = 0, b_block_elements_ = 0, a_panels_max_ = 0;
+  std::vector<std::atomic<std::int64_t>> panel_step_;  // per A panel of each buffer: block it holds
+  std::vector<Progress> thread_step_;
   std::unique_ptr<std::byte, AlignedFree> a_pack_, b_pack_;
 };
 
