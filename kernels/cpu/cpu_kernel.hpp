@@ -81,8 +81,4 @@ std::unique_ptr<Executable> make_executable(const Problem& p, Routine routine) {
   return std::make_unique<RoutineExecutable<Routine>>(p, std::move(routine));
 }
 
-// Vector lanes of T in a register of `bits`.
-template <class T>
-constexpr int lanes(int bits) { return bits / (8 * static_cast<int>(sizeof(T))); }
-
 }  // namespace gemmlab::cpu
