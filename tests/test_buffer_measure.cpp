@@ -222,6 +222,7 @@ TEST(Measure, WarmupRunsAreNotSampled) {
 
 // Records the order of calls of two fake sides; the first run of each block (the run after the
 // other side ran) returns a distinctive duration, which must never show up in the samples.
+// Durations are exact binary fractions, so settle and block lengths come out exactly.
 struct Interleaving {
   std::string sequence;
   double first_of_block = 0x1p-5, steady = 0x1p-6;  // exact binary fractions
@@ -242,7 +243,7 @@ int blocks_of(const std::string& s, char name, std::size_t skip) {
   return blocks;
 }
 
-TEST(MeasureInterleaved, AlternatesBlocksAndDiscardsTheFirstRunOfEachBlock) {
+TEST(MeasureInterleaved, AlternatesBlocksAndDiscardsTheSettleRunsOfEachBlock) {
   Interleaving fake;
   MeasureOptions o;
   o.warmup = 1;
@@ -250,6 +251,8 @@ TEST(MeasureInterleaved, AlternatesBlocksAndDiscardsTheFirstRunOfEachBlock) {
   o.max_repetitions = 1000;
   o.max_seconds = 1e9;
   o.block_seconds = 0.125;
+  // Settling takes the first run (1/32 s) and two steady ones (1/64 s each): 3 discarded runs.
+  o.settle_seconds = 0.0625;
   const auto [a, b] = measure_interleaved(fake.side('a'), fake.side('b'), o);
   const std::string& s = fake.sequence;
   SCOPED_TRACE("call sequence: " + s);
@@ -262,14 +265,14 @@ TEST(MeasureInterleaved, AlternatesBlocksAndDiscardsTheFirstRunOfEachBlock) {
   EXPECT_GE(blocks_a, 1);
   EXPECT_EQ(blocks_a, blocks_b) << "blocks must alternate a, b, a, b, ...";
   EXPECT_EQ(s[warm], 'a') << "the first block is a's";
-  EXPECT_EQ(calls_a, blocks_a + a.repetitions) << "one discarded run per block of a";
-  EXPECT_EQ(calls_b, blocks_b + b.repetitions) << "one discarded run per block of b";
+  EXPECT_EQ(calls_a, 3 * blocks_a + a.repetitions) << "three discarded (settle) runs per block of a";
+  EXPECT_EQ(calls_b, 3 * blocks_b + b.repetitions) << "three discarded (settle) runs per block of b";
   EXPECT_GE(a.repetitions, o.min_repetitions);
   EXPECT_GE(b.repetitions, o.min_repetitions);
   EXPECT_DOUBLE_EQ(a.max_s, fake.steady) << "a discarded first-of-block run was sampled";
   EXPECT_DOUBLE_EQ(b.max_s, fake.steady) << "a discarded first-of-block run was sampled";
-  // A block lasts about block_seconds: block_seconds / first run = 4 sampled runs.
-  EXPECT_EQ(a.repetitions, 4 * blocks_a);
+  // A block samples about block_seconds: block_seconds / last settle run = 8 sampled runs.
+  EXPECT_EQ(a.repetitions, 8 * blocks_a);
 }
 
 TEST(MeasureInterleaved, KeepsBlockingUntilBothSidesHaveMinRepetitions) {
@@ -282,6 +285,7 @@ TEST(MeasureInterleaved, KeepsBlockingUntilBothSidesHaveMinRepetitions) {
   o.max_repetitions = 1000;
   o.max_seconds = 1e-3;  // already exceeded after the first block
   o.block_seconds = 0.1;
+  o.settle_seconds = 0.5;  // one run settles
   const auto [a, b] = measure_interleaved(fake.side('a'), fake.side('b'), o);
   EXPECT_EQ(a.repetitions, 4);
   EXPECT_EQ(b.repetitions, 4);
@@ -298,6 +302,7 @@ TEST(MeasureInterleaved, RespectsMaxRepetitionsOnBothSides) {
   o.max_repetitions = 30;
   o.max_seconds = 1e9;
   o.block_seconds = 1e-5;
+  o.settle_seconds = 0;  // one discarded run per block
   const auto [a, b] = measure_interleaved(growing, growing, o);
   EXPECT_EQ(a.repetitions, 30);
   EXPECT_EQ(b.repetitions, 30);

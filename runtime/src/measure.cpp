@@ -58,15 +58,18 @@ std::pair<Measurement, Measurement> measure_interleaved(const std::function<doub
   std::vector<double> a, b;
   double total = 0;
   const int min_reps = std::max(1, options.min_repetitions);
-  // One block: a discarded run, then enough runs to fill block_seconds.
+  // One block: discarded runs for settle_seconds, then enough runs to fill block_seconds.
   auto block = [&](const std::function<double()>& run, std::vector<double>& samples) {
-    const double first = run();
-    const int runs = static_cast<int>(std::clamp(options.block_seconds / std::max(first, 1e-9), 1.0, 50.0));
+    double settled = 0, last = 0;
+    do {
+      last = run();
+      settled += last;
+    } while (settled < options.settle_seconds);
+    const int runs = static_cast<int>(std::clamp(options.block_seconds / std::max(last, 1e-9), 1.0, 1000.0));
     for (int i = 0; i < runs && static_cast<int>(samples.size()) < options.max_repetitions; ++i) {
       samples.push_back(run());
       total += samples.back();
     }
-    total += first;
   };
   for (int i = 0; i < options.warmup; ++i) {
     run_a();

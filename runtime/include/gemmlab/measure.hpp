@@ -15,7 +15,8 @@ struct MeasureOptions {
   int max_repetitions = 1000;
   double max_seconds = 2.0;      // stop repeating after this much measured time
   double target_spread = 0.02;   // stop once (q3 - q1) / median is at most this
-  double block_seconds = 0.1;    // measure_interleaved: length of one block of runs
+  double block_seconds = 0.25;   // measure_interleaved: sampled time of one block
+  double settle_seconds = 0.15;  // measure_interleaved: discarded runs at the start of a block
 };
 
 struct Measurement {
@@ -32,11 +33,12 @@ struct Measurement {
 Measurement measure(const std::function<double()>& run_once, const MeasureOptions& options = {});
 
 // Two measurements taken in alternating blocks (a a a, b b b, a a a, ...), for a ratio that a
-// drift of the machine's speed during the run does not bias. Each block starts with one discarded
-// run: the other side's thread pool may still be spinning on the cores (OpenMP and OpenBLAS
-// workers busy-wait for a while after each call). A block lasts about `block_seconds`. Stops when
-// both have min_repetitions and either both spreads are within target or the time of both
-// reaches 2 x max_seconds.
+// drift of the machine's speed during the run does not bias. Each block starts with discarded
+// runs lasting `settle_seconds` (at least one run): the other side's thread pool may still be
+// spinning on the cores — OpenBLAS's idle workers poll for 2^28 TSC cycles (~0.1 s) after each
+// call, OpenMP's for a shorter while — and would slow this side's first runs. Then the block
+// samples for about `block_seconds`. Stops when both have min_repetitions and either both spreads
+// are within target or the sampled time of both reaches 2 x max_seconds.
 std::pair<Measurement, Measurement> measure_interleaved(const std::function<double()>& run_a,
                                                         const std::function<double()>& run_b,
                                                         const MeasureOptions& options = {});
