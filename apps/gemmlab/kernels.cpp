@@ -50,6 +50,9 @@ void add_kernels_command(CLI::App& app, Outcome&) {
                    p["help"].get<std::string>(), k["default_config"][p["name"].get<std::string>()].dump());
       }
       for (const auto& c : k["constraints"]) fmt::print("    where {}\n", c.get<std::string>());
+      if (!k["parameters"].empty())
+        fmt::print("    space: {} configurations, {} valid\n", k["raw_size"].get<double>(),
+                   k["valid_size"].get<std::size_t>());
     }
   });
 }

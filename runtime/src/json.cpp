@@ -50,6 +50,7 @@ void to_json(nlohmann::json& j, const SearchSpace& s) {
   j["constraints"] = nlohmann::json::array();
   for (const auto& c : s.constraints()) j["constraints"].push_back(c.text);
   j["raw_size"] = s.raw_size();
+  j["valid_size"] = s.valid_size();
 }
 
 void to_json(nlohmann::json& j, const ValidationResult& v) {

@@ -145,6 +145,102 @@ std::vector<Config> SearchSpace::extremes(const Config& defaults) const {
   return out;
 }
 
+namespace {
+// Depth-first walk over the valid space; calls `visit` for each valid configuration until it
+// returns false.
+class Walker {
+ public:
+  Walker(const std::vector<Parameter>& parameters, const std::vector<Constraint>& constraints)
+      : parameters_(parameters), checks_(parameters.size() + 1) {
+    // A constraint is checked at the depth where the last parameter it uses is bound.
+    for (const auto& c : constraints) {
+      std::size_t depth = 0;
+      for (const auto& name : c.uses)
+        for (std::size_t i = 0; i < parameters.size(); ++i)
+          if (parameters[i].name == name) depth = std::max(depth, i + 1);
+      checks_[depth].push_back(&c);
+    }
+  }
+
+  template <class Visit>
+  void walk(Visit&& visit) {
+    Config config;
+    if (holds_all(0, config)) descend(0, config, visit);
+  }
+
+ private:
+  bool holds_all(std::size_t depth, const Config& config) const {
+    for (const Constraint* c : checks_[depth]) {
+      try {
+        if (!c->holds(config)) return false;
+      } catch (const std::out_of_range&) {
+        throw std::logic_error("constraint '" + c->text + "' reads a parameter missing from its list of uses");
+      }
+    }
+    return true;
+  }
+
+  template <class Visit>
+  bool descend(std::size_t depth, Config& config, Visit& visit) {
+    if (depth == parameters_.size()) return visit(config);
+    const Parameter& p = parameters_[depth];
+    for (ParamValue v : p.values) {
+      config[p.name] = v;
+      if (holds_all(depth + 1, config) && !descend(depth + 1, config, visit)) return false;
+    }
+    config.erase(p.name);
+    return true;
+  }
+
+  const std::vector<Parameter>& parameters_;
+  std::vector<std::vector<const Constraint*>> checks_;  // by depth
+};
+}  // namespace
+
+std::vector<Config> SearchSpace::enumerate(std::size_t limit) const {
+  std::vector<Config> out;
+  if (limit == 0) return out;
+  Walker(parameters_, constraints_).walk([&](const Config& c) {
+    out.push_back(c);
+    return out.size() < limit;
+  });
+  return out;
+}
+
+std::size_t SearchSpace::valid_size() const {
+  std::size_t count = 0;
+  Walker(parameters_, constraints_).walk([&](const Config&) {
+    ++count;
+    return true;
+  });
+  return count;
+}
+
+std::vector<Config> SearchSpace::neighbours(const Config& config, Neighbourhood kind) const {
+  std::vector<Config> out;
+  for (const auto& p : parameters_) {
+    auto it = config.find(p.name);
+    if (it == config.end()) continue;
+    const auto at = std::find(p.values.begin(), p.values.end(), it->second);
+    if (at == p.values.end()) continue;
+    const auto index = static_cast<std::size_t>(at - p.values.begin());
+    std::vector<ParamValue> candidates;
+    if (kind == Neighbourhood::adjacent) {
+      if (index > 0) candidates.push_back(p.values[index - 1]);
+      if (index + 1 < p.values.size()) candidates.push_back(p.values[index + 1]);
+    } else {
+      for (ParamValue v : p.values)
+        if (v != it->second) candidates.push_back(v);
+    }
+    for (ParamValue v : candidates) {
+      Config neighbour = config;
+      neighbour[p.name] = v;
+      if (is_valid(neighbour)) out.push_back(std::move(neighbour));
+    }
+  }
+  return out;
+}
+
 std::pair<std::string, ParamValue> parse_assignment(const std::string& text) {
   auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)

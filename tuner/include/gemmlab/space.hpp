@@ -61,6 +61,20 @@ class SearchSpace {
   // Size of the Cartesian product of the value lists.
   double raw_size() const;
 
+  // Every valid configuration, in lexicographic order of the parameters (declaration order) and
+  // their values. Depth-first over the parameters: each constraint is checked as soon as every
+  // parameter it uses is bound, so a violated constraint prunes the whole subtree below it and
+  // the cost follows the valid space, not the Cartesian product. Stops after `limit` results.
+  std::vector<Config> enumerate(std::size_t limit = static_cast<std::size_t>(-1)) const;
+  // Number of valid configurations (the same traversal, nothing stored).
+  std::size_t valid_size() const;
+
+  // Valid configurations that differ from `config` in exactly one parameter: with `adjacent`,
+  // that parameter moves to the next smaller or larger allowed value; with `any`, to any other
+  // allowed value. For local search.
+  enum class Neighbourhood { adjacent, any };
+  std::vector<Config> neighbours(const Config& config, Neighbourhood kind) const;
+
   // Configurations that put each parameter in turn at its smallest and largest value, the others
   // at `defaults`. Where that breaks a constraint, one other parameter is moved to the nearest
   // value (from its default) that repairs it; extremes that cannot be repaired so are left out.
