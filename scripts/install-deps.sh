@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git python3 binutils
   libopenblas-dev libblis-dev
-  libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev
+  libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev zlib1g-dev
 )
 
 missing=()

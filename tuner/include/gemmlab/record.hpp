@@ -1,0 +1,39 @@
+// Recorded search spaces: tuning results in Kernel Tuner's cache-file layout (JSON, plain or
+// gzip-compressed): top-level device_name, kernel_name, problem_size, tune_params_keys (the
+// parameter order), tune_params (each parameter's values), objective, and cache: a map from the
+// comma-joined parameter values to a record with the parameters, "time" (ms) and more.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gemmlab/space.hpp"
+
+namespace gemmlab {
+
+struct RecordEntry {
+  Config config;
+  bool ok = false;       // time is a finite number
+  double time_ms = 0;    // when ok
+  std::string failure;   // when not ok: what the file says instead of a time
+};
+
+struct Record {
+  std::string device_name, kernel_name, objective = "time";
+  std::vector<std::int64_t> problem_size;
+  std::vector<Parameter> parameters;  // tune_params_keys order
+  std::vector<RecordEntry> entries;
+
+  // The fastest successful entry; throws std::runtime_error when none succeeded.
+  const RecordEntry& best() const;
+};
+
+// Reads a cache file (gzip or plain JSON). Throws std::runtime_error naming the file and what is
+// wrong: unreadable, not JSON, a missing key, a non-integer parameter value, an entry whose
+// parameters disagree with its key.
+Record load_record(const std::string& path);
+
+// Writes a record in the same layout (plain JSON; gzip when the path ends in ".gz").
+void save_record(const Record& record, const std::string& path);
+
+}  // namespace gemmlab

@@ -1,0 +1,126 @@
+// Search strategies and what they search.
+//
+// A strategy sees a SearchDomain — the finite list of valid configurations, each encoded as the
+// index of its value in every parameter's value list — and asks a SearchContext to evaluate
+// candidates. The context spends the budget, refuses to evaluate anything twice, and remembers
+// the best. The same strategies therefore run on a live kernel (the domain is the kernel's valid
+// space, the objective runs it) and on a recorded space (the domain is the recorded
+// configurations, the objective looks their time up), and a new strategy is one class.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gemmlab/space.hpp"
+
+namespace gemmlab {
+
+// A configuration as value indices, one per parameter in the domain's parameter order.
+using Point = std::vector<std::uint16_t>;
+
+class SearchDomain {
+ public:
+  // The valid space of `space`.
+  explicit SearchDomain(const SearchSpace& space);
+  // An explicit list of configurations (a recorded space); each must give every parameter one of
+  // its values. Throws ConfigError otherwise.
+  SearchDomain(std::vector<Parameter> parameters, const std::vector<Config>& configs);
+
+  const std::vector<Parameter>& parameters() const { return parameters_; }
+  std::size_t size() const { return points_.size(); }
+  const Point& point(std::size_t candidate) const { return points_[candidate]; }
+  Config config(std::size_t candidate) const;
+  // Candidate index of a point or configuration, if it is in the domain.
+  std::optional<std::size_t> find(const Point& point) const;
+  std::optional<std::size_t> find(const Config& config) const;
+  // Candidates differing from `candidate` in exactly one parameter (adjacent value, or any).
+  std::vector<std::size_t> neighbours(std::size_t candidate, SearchSpace::Neighbourhood kind) const;
+  // The candidate closest to `point`: fewest differing parameters, then the smallest sum of
+  // index distances (ties: the lower candidate index). For repairing recombined points.
+  std::size_t nearest(const Point& point) const;
+
+ private:
+  void index_points();
+  std::vector<Parameter> parameters_;
+  std::vector<Point> points_;
+  std::unordered_map<std::string, std::size_t> lookup_;  // encoded point -> candidate
+};
+
+enum class Status { ok, invalid, failed };
+std::string_view to_string(Status s);
+
+struct Observation {
+  std::size_t candidate = 0;
+  Status status = Status::failed;
+  double time_s = std::numeric_limits<double>::infinity();  // finite only when ok
+  std::string reason;  // why invalid or failed
+};
+
+// Evaluates one candidate (runs the kernel, or looks a recorded time up).
+using Objective = std::function<Observation(std::size_t candidate)>;
+
+struct Budget {
+  std::size_t evaluations = 100;
+  double seconds = 0;  // wall-clock limit; 0 = none
+};
+
+class SearchContext {
+ public:
+  SearchContext(const SearchDomain& domain, Objective objective, Budget budget, std::uint64_t seed);
+
+  const SearchDomain& domain() const { return domain_; }
+  std::mt19937_64& rng() { return rng_; }
+
+  // Evaluates `candidate` unless the budget is spent (nullopt). A candidate already evaluated
+  // costs nothing and returns its first observation.
+  std::optional<Observation> evaluate(std::size_t candidate);
+  bool evaluated(std::size_t candidate) const { return seen_[candidate] != unseen; }
+  // No evaluation left: budget spent or every candidate evaluated.
+  bool done() const;
+  std::size_t evaluations() const { return history_.size(); }
+  std::size_t remaining() const;
+  // A uniformly random candidate not yet evaluated (nullopt when none is left).
+  std::optional<std::size_t> random_unevaluated();
+
+  const std::vector<Observation>& history() const { return history_; }
+  // Best successful observation so far (null when none succeeded).
+  const Observation* best() const { return best_ < history_.size() ? &history_[best_] : nullptr; }
+  // The cost strategies minimise: the time when ok, +infinity when invalid or failed (so a
+  // failure steers the search away from where it happened).
+  static double cost(const Observation& o) { return o.status == Status::ok ? o.time_s : std::numeric_limits<double>::infinity(); }
+
+ private:
+  static constexpr std::size_t unseen = static_cast<std::size_t>(-1);
+  const SearchDomain& domain_;
+  Objective objective_;
+  Budget budget_;
+  std::mt19937_64 rng_;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<std::size_t> seen_;  // candidate -> history index
+  std::vector<Observation> history_;
+  std::size_t best_ = unseen;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  // Searches until ctx.done() or the strategy has nothing left to try.
+  virtual void search(SearchContext& ctx) = 0;
+};
+
+// "exhaustive", "random", "annealing", "genetic", "local"; throws ConfigError
+// naming the known strategies for any other name.
+std::unique_ptr<Strategy> make_strategy(const std::string& name);
+std::vector<std::string> strategy_names();
+std::string default_strategy_name();
+
+}  // namespace gemmlab

@@ -1,0 +1,160 @@
+#include "gemmlab/record.hpp"
+
+#include <zlib.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace gemmlab {
+
+namespace {
+std::string read_maybe_gzip(const std::string& path) {
+  // zlib reads gzip and passes any other file through unchanged.
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (f == nullptr) throw std::runtime_error(path + ": cannot open");
+  std::string text;
+  char buffer[1 << 16];
+  int n = 0;
+  while ((n = gzread(f, buffer, sizeof buffer)) > 0) text.append(buffer, static_cast<std::size_t>(n));
+  int error = 0;
+  const char* message = gzerror(f, &error);
+  const std::string why = error != Z_OK && error != Z_STREAM_END ? message : "";
+  gzclose(f);
+  if (n < 0 || !why.empty()) throw std::runtime_error(path + ": cannot read (" + why + ")");
+  return text;
+}
+
+// Python's json module writes non-finite floats as the bare tokens NaN, Infinity and -Infinity,
+// which JSON does not have; outside strings they are turned into strings here, so that such a
+// time reads as a failure instead of making the whole file unreadable.
+std::string quote_non_finite(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool replaced = false;
+    for (const char* token : {"-Infinity", "Infinity", "NaN"}) {
+      const std::size_t n = std::char_traits<char>::length(token);
+      if (text.compare(i, n, token) == 0) {
+        out += '"';
+        out += token;
+        out += '"';
+        i += n - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+
+const nlohmann::json& required(const nlohmann::json& j, const char* key, const std::string& path) {
+  if (!j.is_object() || !j.contains(key)) throw std::runtime_error(path + ": no \"" + key + "\" key");
+  return j.at(key);
+}
+
+ParamValue integer_value(const nlohmann::json& v, const std::string& name, const std::string& path) {
+  if (v.is_number_integer()) return v.get<ParamValue>();
+  if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) return static_cast<ParamValue>(v.get<double>());
+  throw std::runtime_error(path + ": parameter " + name + " has the value " + v.dump() +
+                           "; only integer parameters are supported");
+}
+}  // namespace
+
+const RecordEntry& Record::best() const {
+  const RecordEntry* best = nullptr;
+  for (const auto& e : entries)
+    if (e.ok && (best == nullptr || e.time_ms < best->time_ms)) best = &e;
+  if (best == nullptr) throw std::runtime_error("the record has no successful configuration");
+  return *best;
+}
+
+Record load_record(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(quote_non_finite(read_maybe_gzip(path)));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::runtime_error(path + ": not a JSON document (" + e.what() + ")");
+  }
+  Record r;
+  r.device_name = j.value("device_name", "");
+  r.kernel_name = j.value("kernel_name", "");
+  r.objective = j.value("objective", "time");
+  if (r.objective != "time") throw std::runtime_error(path + ": objective \"" + r.objective + "\" is not supported (time)");
+  if (j.contains("problem_size"))
+    for (const auto& v : j.at("problem_size")) r.problem_size.push_back(integer_value(v, "problem_size", path));
+  const auto& keys = required(j, "tune_params_keys", path);
+  const auto& values = required(j, "tune_params", path);
+  for (const auto& key : keys) {
+    const std::string name = key.get<std::string>();
+    Parameter p{name, {}, ""};
+    for (const auto& v : required(values, name.c_str(), path)) p.values.push_back(integer_value(v, name, path));
+    std::sort(p.values.begin(), p.values.end());
+    r.parameters.push_back(std::move(p));
+  }
+  for (const auto& [key, entry] : required(j, "cache", path).items()) {
+    RecordEntry e;
+    std::string expected_key;
+    for (const auto& p : r.parameters) {
+      const ParamValue v = integer_value(required(entry, p.name.c_str(), path), p.name, path);
+      e.config[p.name] = v;
+      expected_key += (expected_key.empty() ? "" : ",") + std::to_string(v);
+    }
+    if (key != expected_key)
+      throw std::runtime_error(path + ": entry \"" + key + "\" holds the parameters " + expected_key);
+    const auto& time = required(entry, "time", path);
+    if (time.is_number() && std::isfinite(time.get<double>())) {
+      e.ok = true;
+      e.time_ms = time.get<double>();
+    } else {
+      e.failure = time.is_string() ? time.get<std::string>() : time.dump();
+    }
+    r.entries.push_back(std::move(e));
+  }
+  return r;
+}
+
+void save_record(const Record& record, const std::string& path) {
+  nlohmann::json j;
+  j["device_name"] = record.device_name;
+  j["kernel_name"] = record.kernel_name;
+  j["problem_size"] = record.problem_size;
+  j["objective"] = record.objective;
+  j["tune_params_keys"] = nlohmann::json::array();
+  j["tune_params"] = nlohmann::json::object();
+  for (const auto& p : record.parameters) {
+    j["tune_params_keys"].push_back(p.name);
+    j["tune_params"][p.name] = p.values;
+  }
+  j["cache"] = nlohmann::json::object();
+  for (const auto& e : record.entries) {
+    std::string key;
+    nlohmann::json entry;
+    for (const auto& p : record.parameters) {
+      key += (key.empty() ? "" : ",") + std::to_string(e.config.at(p.name));
+      entry[p.name] = e.config.at(p.name);
+    }
+    if (e.ok) entry["time"] = e.time_ms;
+    else entry["time"] = e.failure.empty() ? std::string("RuntimeFailedConfig") : e.failure;
+    j["cache"][key] = entry;
+  }
+  const std::string text = j.dump(1);
+  const bool gzip = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
+  gzFile f = gzopen(path.c_str(), gzip ? "wb9" : "wbT");  // "T": write without compression
+  if (f == nullptr) throw std::runtime_error(path + ": cannot create");
+  const int written = gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  if (gzclose(f) != Z_OK || written != static_cast<int>(text.size()))
+    throw std::runtime_error(path + ": write failed");
+}
+
+}  // namespace gemmlab

@@ -1,0 +1,165 @@
+#include <algorithm>
+
+#include "gemmlab/strategy.hpp"
+
+namespace gemmlab {
+
+namespace {
+std::string key_of(const Point& p) {
+  return std::string(reinterpret_cast<const char*>(p.data()), p.size() * sizeof(std::uint16_t));
+}
+}  // namespace
+
+SearchDomain::SearchDomain(const SearchSpace& space) : parameters_(space.parameters()) {
+  for (const Config& c : space.enumerate()) {
+    Point p;
+    for (const auto& param : parameters_) {
+      const auto at = std::lower_bound(param.values.begin(), param.values.end(), c.at(param.name));
+      p.push_back(static_cast<std::uint16_t>(at - param.values.begin()));
+    }
+    points_.push_back(std::move(p));
+  }
+  index_points();
+}
+
+SearchDomain::SearchDomain(std::vector<Parameter> parameters, const std::vector<Config>& configs)
+    : parameters_(std::move(parameters)) {
+  for (auto& param : parameters_) {
+    std::sort(param.values.begin(), param.values.end());
+    param.values.erase(std::unique(param.values.begin(), param.values.end()), param.values.end());
+  }
+  for (const Config& c : configs) {
+    Point p;
+    for (const auto& param : parameters_) {
+      auto it = c.find(param.name);
+      if (it == c.end()) throw ConfigError("configuration " + to_string(c) + " has no value for " + param.name);
+      const auto at = std::lower_bound(param.values.begin(), param.values.end(), it->second);
+      if (at == param.values.end() || *at != it->second)
+        throw ConfigError(param.name + "=" + std::to_string(it->second) + " is not one of its values");
+      p.push_back(static_cast<std::uint16_t>(at - param.values.begin()));
+    }
+    points_.push_back(std::move(p));
+  }
+  index_points();
+}
+
+void SearchDomain::index_points() {
+  for (std::size_t i = 0; i < points_.size(); ++i)
+    if (!lookup_.emplace(key_of(points_[i]), i).second)
+      throw ConfigError("configuration " + to_string(config(i)) + " is listed twice");
+}
+
+Config SearchDomain::config(std::size_t candidate) const {
+  Config c;
+  for (std::size_t i = 0; i < parameters_.size(); ++i)
+    c[parameters_[i].name] = parameters_[i].values[points_[candidate][i]];
+  return c;
+}
+
+std::optional<std::size_t> SearchDomain::find(const Point& point) const {
+  auto it = lookup_.find(key_of(point));
+  if (it == lookup_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::size_t> SearchDomain::find(const Config& config) const {
+  Point p;
+  for (const auto& param : parameters_) {
+    auto it = config.find(param.name);
+    if (it == config.end()) return std::nullopt;
+    const auto at = std::lower_bound(param.values.begin(), param.values.end(), it->second);
+    if (at == param.values.end() || *at != it->second) return std::nullopt;
+    p.push_back(static_cast<std::uint16_t>(at - param.values.begin()));
+  }
+  return find(p);
+}
+
+std::vector<std::size_t> SearchDomain::neighbours(std::size_t candidate, SearchSpace::Neighbourhood kind) const {
+  std::vector<std::size_t> out;
+  Point p = points_[candidate];
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    const std::uint16_t original = p[i];
+    const auto count = static_cast<std::uint16_t>(parameters_[i].values.size());
+    for (std::uint16_t v = 0; v < count; ++v) {
+      if (v == original) continue;
+      if (kind == SearchSpace::Neighbourhood::adjacent && v + 1 != original && v != original + 1) continue;
+      p[i] = v;
+      if (auto found = find(p)) out.push_back(*found);
+    }
+    p[i] = original;
+  }
+  return out;
+}
+
+std::size_t SearchDomain::nearest(const Point& point) const {
+  if (auto exact = find(point)) return *exact;
+  std::size_t best = 0;
+  std::pair<int, int> best_distance{std::numeric_limits<int>::max(), 0};
+  for (std::size_t c = 0; c < points_.size(); ++c) {
+    std::pair<int, int> d{0, 0};
+    for (std::size_t i = 0; i < point.size(); ++i) {
+      const int delta = std::abs(int(points_[c][i]) - int(point[i]));
+      d.first += delta != 0;
+      d.second += delta;
+    }
+    if (d < best_distance) best_distance = d, best = c;
+  }
+  return best;
+}
+
+std::string_view to_string(Status s) {
+  switch (s) {
+    case Status::ok: return "ok";
+    case Status::invalid: return "invalid";
+    case Status::failed: return "failed";
+  }
+  return "?";
+}
+
+SearchContext::SearchContext(const SearchDomain& domain, Objective objective, Budget budget, std::uint64_t seed)
+    : domain_(domain), objective_(std::move(objective)), budget_(budget), rng_(seed),
+      start_(std::chrono::steady_clock::now()), seen_(domain.size(), unseen) {}
+
+std::size_t SearchContext::remaining() const {
+  const std::size_t by_budget = budget_.evaluations > history_.size() ? budget_.evaluations - history_.size() : 0;
+  return std::min(by_budget, domain_.size() - history_.size());
+}
+
+bool SearchContext::done() const {
+  if (remaining() == 0) return true;
+  if (budget_.seconds > 0 &&
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >= budget_.seconds)
+    return true;
+  return false;
+}
+
+std::optional<Observation> SearchContext::evaluate(std::size_t candidate) {
+  if (seen_[candidate] != unseen) return history_[seen_[candidate]];
+  if (done()) return std::nullopt;
+  Observation o = objective_(candidate);
+  o.candidate = candidate;
+  if (o.status != Status::ok) o.time_s = std::numeric_limits<double>::infinity();
+  seen_[candidate] = history_.size();
+  history_.push_back(o);
+  if (o.status == Status::ok && (best_ == unseen || o.time_s < history_[best_].time_s)) best_ = history_.size() - 1;
+  return o;
+}
+
+std::optional<std::size_t> SearchContext::random_unevaluated() {
+  const std::size_t left = domain_.size() - history_.size();
+  if (left == 0) return std::nullopt;
+  // Rejection sampling while the space is mostly unexplored; a scan for the k-th unseen otherwise.
+  if (history_.size() * 2 < domain_.size()) {
+    std::uniform_int_distribution<std::size_t> pick(0, domain_.size() - 1);
+    for (;;) {
+      const std::size_t c = pick(rng_);
+      if (seen_[c] == unseen) return c;
+    }
+  }
+  std::size_t k = std::uniform_int_distribution<std::size_t>(0, left - 1)(rng_);
+  for (std::size_t c = 0; c < domain_.size(); ++c)
+    if (seen_[c] == unseen && k-- == 0) return c;
+  return std::nullopt;
+}
+
+}  // namespace gemmlab
