@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git python3 binutils
+  clang libclang-rt-14-dev
   libopenblas-dev libblis-dev
   libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev zlib1g-dev
 )
