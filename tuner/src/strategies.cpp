@@ -157,11 +157,95 @@ class Genetic final : public Strategy {
   }
 };
 
+// Model-based search with a tree-structured Parzen estimator (TPE). After a few random
+// evaluations, the observations are split into the best quarter ("good") and the rest (failures
+// included); for every parameter, a density over its values is estimated from each group, with
+// each observation spread over neighbouring values (the value lists are ordered, so a good tile
+// size makes the next size up or down plausible too). Every unevaluated candidate is scored by
+// sum over parameters of log(good density / other density), and the best-scoring one is evaluated
+// next; now and then a random candidate instead, so the model keeps being tested. The densities
+// treat parameters independently: cheap enough to score every candidate at every step.
+class Parzen final : public Strategy {
+ public:
+  std::string name() const override { return "bayesian"; }
+  void search(SearchContext& ctx) override {
+    const std::size_t initial = std::min<std::size_t>(initial_random, ctx.remaining());
+    for (std::size_t i = 0; i < initial && !ctx.done(); ++i)
+      if (auto c = ctx.random_unevaluated()) ctx.evaluate(*c);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    while (!ctx.done()) {
+      std::optional<std::size_t> next;
+      if (unit(ctx.rng()) >= explore) next = best_scoring(ctx);
+      if (!next) next = ctx.random_unevaluated();
+      if (!next) return;
+      ctx.evaluate(*next);
+    }
+  }
+
+ private:
+  static constexpr std::size_t initial_random = 20;
+  static constexpr double explore = 0.1, good_fraction = 0.25, prior_weight = 1.0;
+
+  // log(good density / other density) for every value of every parameter.
+  static std::vector<std::vector<double>> log_ratios(const SearchContext& ctx) {
+    const SearchDomain& d = ctx.domain();
+    std::vector<const Observation*> sorted;
+    for (const auto& o : ctx.history()) sorted.push_back(&o);
+    std::stable_sort(sorted.begin(), sorted.end(), [](const Observation* a, const Observation* b) {
+      return SearchContext::cost(*a) < SearchContext::cost(*b);
+    });
+    std::size_t successes = 0;
+    for (const auto* o : sorted) successes += o->status == Status::ok;
+    const std::size_t good = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(good_fraction * static_cast<double>(successes))));
+    std::vector<std::vector<double>> ratios(d.parameters().size());
+    for (std::size_t i = 0; i < d.parameters().size(); ++i) {
+      const std::size_t values = d.parameters()[i].values.size();
+      std::vector<double> in_good(values, prior_weight / static_cast<double>(values)), in_other(in_good);
+      const double width = std::max(0.5, static_cast<double>(values) / 8.0);  // spread in value steps
+      for (std::size_t k = 0; k < sorted.size(); ++k) {
+        std::vector<double>& density = k < good && sorted[k]->status == Status::ok ? in_good : in_other;
+        const double at = d.point(sorted[k]->candidate)[i];
+        double total = 0;
+        std::vector<double> spread(values);
+        for (std::size_t v = 0; v < values; ++v) total += spread[v] = std::exp(-0.5 * std::pow((static_cast<double>(v) - at) / width, 2));
+        for (std::size_t v = 0; v < values; ++v) density[v] += spread[v] / total;
+      }
+      const double sum_good = std::accumulate(in_good.begin(), in_good.end(), 0.0);
+      const double sum_other = std::accumulate(in_other.begin(), in_other.end(), 0.0);
+      ratios[i].resize(values);
+      for (std::size_t v = 0; v < values; ++v) ratios[i][v] = std::log(in_good[v] / sum_good) - std::log(in_other[v] / sum_other);
+    }
+    return ratios;
+  }
+
+  static std::optional<std::size_t> best_scoring(SearchContext& ctx) {
+    const SearchDomain& d = ctx.domain();
+    const auto ratios = log_ratios(ctx);
+    std::optional<std::size_t> best;
+    double best_score = -std::numeric_limits<double>::infinity();
+    std::size_t ties = 0;
+    for (std::size_t c = 0; c < d.size(); ++c) {
+      if (ctx.evaluated(c)) continue;
+      const Point& p = d.point(c);
+      double score = 0;
+      for (std::size_t i = 0; i < p.size(); ++i) score += ratios[i][p[i]];
+      if (score > best_score) {
+        best_score = score, best = c, ties = 1;
+      } else if (score == best_score && std::uniform_int_distribution<std::size_t>(0, ties++)(ctx.rng()) == 0) {
+        best = c;  // uniform among equal scores
+      }
+    }
+    return best;
+  }
+};
+
 }  // namespace
 
-std::vector<std::string> strategy_names() { return {"exhaustive", "random", "annealing", "genetic", "local"}; }
+std::vector<std::string> strategy_names() {
+  return {"exhaustive", "random", "annealing", "genetic", "local", "bayesian"};
+}
 
-std::string default_strategy_name() { return "local"; }
+std::string default_strategy_name() { return "bayesian"; }
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name) {
   if (name == "exhaustive") return std::make_unique<Exhaustive>();
@@ -169,6 +253,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name) {
   if (name == "annealing") return std::make_unique<SimulatedAnnealing>();
   if (name == "genetic") return std::make_unique<Genetic>();
   if (name == "local") return std::make_unique<IteratedLocalSearch>();
+  if (name == "bayesian") return std::make_unique<Parzen>();
   std::string known;
   for (const auto& n : strategy_names()) known += (known.empty() ? "" : ", ") + n;
   throw ConfigError("unknown strategy '" + name + "'; strategies: " + known);

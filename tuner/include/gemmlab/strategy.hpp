@@ -117,7 +117,7 @@ class Strategy {
   virtual void search(SearchContext& ctx) = 0;
 };
 
-// "exhaustive", "random", "annealing", "genetic", "local"; throws ConfigError
+// "exhaustive", "random", "annealing", "genetic", "local", "bayesian" (TPE); throws ConfigError
 // naming the known strategies for any other name.
 std::unique_ptr<Strategy> make_strategy(const std::string& name);
 std::vector<std::string> strategy_names();
