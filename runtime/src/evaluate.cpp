@@ -8,24 +8,13 @@ double gflops(const Problem& problem, double seconds) {
   return seconds > 0 ? problem.flops() / seconds * 1e-9 : 0.0;
 }
 
-namespace {
 // Device copies of a HostCase's operands.
-struct DeviceOperands {
+struct Evaluator::DeviceOperands {
   std::unique_ptr<DeviceBuffer> a, b, c;
   Operands view() { return {a->data(), b->data(), c->data()}; }
 };
 
-DeviceOperands upload(Device& device, const HostCase& host) {
-  DeviceOperands d;
-  d.a = device.allocate(host.a().size());
-  d.b = device.allocate(host.b().size());
-  d.c = device.allocate(host.c_initial().size());
-  device.upload(*d.a, host.a().data(), host.a().size());
-  device.upload(*d.b, host.b().data(), host.b().size());
-  device.upload(*d.c, host.c_initial().data(), host.c_initial().size());
-  return d;
-}
-
+namespace {
 Timing timing(const Problem& problem, Measurement m) {
   Timing t;
   t.gflops = gflops(problem, m.median_s);
@@ -34,42 +23,67 @@ Timing timing(const Problem& problem, Measurement m) {
 }
 }  // namespace
 
-Evaluation evaluate(Device& device, const Kernel& kernel, const Config& config,
-                    const Problem& problem, Reference* truth_fp64, Reference* timed_reference,
-                    const EvaluationOptions& options) {
-  validate(problem);
-  auto executable = kernel.prepare(device, problem, config);
-  HostCase host(problem, options.seed);
-  DeviceOperands operands = upload(device, host);
+Evaluator::Evaluator(Device& device, const Problem& problem, Reference* truth_fp64, std::uint64_t seed)
+    : device_(device), truth_(truth_fp64), host_(problem, seed), operands_(std::make_unique<DeviceOperands>()) {
+  operands_->a = device.allocate(host_.a().size());
+  operands_->b = device.allocate(host_.b().size());
+  operands_->c = device.allocate(host_.c_initial().size());
+  device.upload(*operands_->a, host_.a().data(), host_.a().size());
+  device.upload(*operands_->b, host_.b().data(), host_.b().size());
+}
 
-  executable->run(operands.view());
-  device.synchronize();
-  HostBuffer<std::byte> result(host.c_initial().size());
-  device.download(result.data(), *operands.c, result.size());
-  host.compute_expected(truth_fp64);
+Evaluator::~Evaluator() = default;
+
+Evaluation Evaluator::run(const Kernel& kernel, const Config& config, Reference* timed_reference,
+                          const EvaluationOptions& options) {
+  const Problem& problem = host_.problem();
+  auto executable = kernel.prepare(device_, problem, config);
+  // C as it was before any kernel touched it: values (beta != 0) or poison, guard zone poisoned.
+  device_.upload(*operands_->c, host_.c_initial().data(), host_.c_initial().size());
+  executable->run(operands_->view());
+  device_.synchronize();
+  HostBuffer<std::byte> result(host_.c_initial().size());
+  device_.download(result.data(), *operands_->c, result.size());
+  if (!expected_ready_) {
+    host_.compute_expected(truth_);
+    expected_ready_ = true;
+  }
 
   Evaluation e;
-  e.validation = host.check(result.data());
+  e.validation = host_.check(result.data());
   if (!options.time) return e;
-  auto run_kernel = [&] { return device.time_once([&] { executable->run(operands.view()); }); };
+  auto run_kernel = [&] { return device_.time_once([&] { executable->run(operands_->view()); }); };
   if (timed_reference == nullptr) {
     if (e.validation.valid) e.kernel = timing(problem, measure(run_kernel, options.measure));
     return e;
   }
   e.reference_name = timed_reference->name();
-  auto run_reference = [&] {
-    return device.time_once([&] { timed_reference->gemm(problem, operands.view()); });
-  };
   if (!e.validation.valid) {
-    e.reference = timing(problem, measure(run_reference, options.measure));
+    e.reference = time_reference(*timed_reference, options.measure);
     return e;
   }
+  auto run_reference = [&] {
+    return device_.time_once([&] { timed_reference->gemm(problem, operands_->view()); });
+  };
   // Alternating samples: a drift of the machine's speed cannot bias the ratio.
   auto [kernel_m, reference_m] = measure_interleaved(run_kernel, run_reference, options.measure);
   e.kernel = timing(problem, std::move(kernel_m));
   e.reference = timing(problem, std::move(reference_m));
   if (e.reference->gflops > 0) e.ratio_to_reference = e.kernel->gflops / e.reference->gflops;
   return e;
+}
+
+Timing Evaluator::time_reference(Reference& reference, const MeasureOptions& options) {
+  const Problem& problem = host_.problem();
+  return timing(problem, measure([&] { return device_.time_once([&] { reference.gemm(problem, operands_->view()); }); },
+                                 options));
+}
+
+Evaluation evaluate(Device& device, const Kernel& kernel, const Config& config,
+                    const Problem& problem, Reference* truth_fp64, Reference* timed_reference,
+                    const EvaluationOptions& options) {
+  validate(problem);
+  return Evaluator(device, problem, truth_fp64, options.seed).run(kernel, config, timed_reference, options);
 }
 
 }  // namespace gemmlab

@@ -32,9 +32,37 @@ struct Evaluation {
   double ratio_to_reference = 0;  // kernel GFLOP/s / reference GFLOP/s
 };
 
-// `truth_fp64` computes the fp64 expected result on the host (null: plain loops);
-// `timed_reference` is timed next to the kernel on `device` (null: not timed).
-// Throws ConfigError / std::invalid_argument for a configuration or problem the kernel rejects.
+// Evaluates configurations of kernels on one problem. The operands are made from the seed and
+// uploaded once, the fp64 truth is computed once (at the first check), and C is restored to its
+// initial, poisoned contents before every configuration: evaluating many configurations (the
+// tuner) costs one truth computation, not one per configuration.
+class Evaluator {
+ public:
+  // `truth_fp64` computes the fp64 expected result on the host (null: plain loops).
+  Evaluator(Device& device, const Problem& problem, Reference* truth_fp64, std::uint64_t seed);
+  ~Evaluator();
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
+
+  const Problem& problem() const { return host_.problem(); }
+  // Prepares `config`, runs it once and validates it; if valid and options.time, times it — and
+  // `timed_reference` (null: none) in alternation with it. Throws ConfigError / Unsupported /
+  // std::invalid_argument for what the kernel rejects.
+  Evaluation run(const Kernel& kernel, const Config& config, Reference* timed_reference,
+                 const EvaluationOptions& options);
+  // Times the reference alone on the same operands.
+  Timing time_reference(Reference& reference, const MeasureOptions& options);
+
+ private:
+  struct DeviceOperands;
+  Device& device_;
+  Reference* truth_;
+  HostCase host_;
+  std::unique_ptr<DeviceOperands> operands_;
+  bool expected_ready_ = false;
+};
+
+// One configuration on one problem: Evaluator(device, problem, truth, options.seed).run(...).
 Evaluation evaluate(Device& device, const Kernel& kernel, const Config& config,
                     const Problem& problem, Reference* truth_fp64, Reference* timed_reference,
                     const EvaluationOptions& options = {});
