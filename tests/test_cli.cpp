@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gemmlab/cpu.hpp"
+#include "gemmlab/strategy.hpp"
 #include "test_support.hpp"
 
 #ifndef GEMMLAB_CLI
@@ -401,6 +402,65 @@ TEST(CliHelp, EverySubcommandPrintsHelpAndExits0) {
     EXPECT_EQ(r.status, 0) << "gemmlab " << args << "\n" << r;
     EXPECT_TRUE(contains(r.out, option)) << "gemmlab " << args << " should mention " << option << "\n" << r;
   }
+}
+
+
+// --- tune and replay ----------------------------------------------------------------------
+
+TEST(CliTune, JsonHasTheBestTheCountsAndTheHistory) {
+  const CliResult r = run_cli("tune --kernel 03_cache_blocked --m 33 --n 31 --k 29 --budget 5 --seed 4 --strategy random --json");
+  ASSERT_EQ(r.status, 0) << r;
+  const json j = parse_json(r);
+  for (const char* key : {"best", "evaluations", "reused_from_cache", "failed", "invalid", "strategy", "seed", "history"})
+    EXPECT_TRUE(j.contains(key)) << "missing key " << key << "\n" << r;
+  EXPECT_EQ(j["evaluations"], 5);
+  EXPECT_EQ(j["history"].size(), 5u);
+  EXPECT_EQ(j["strategy"], "random");
+  for (const char* key : {"params", "gflops", "ratio_to_reference", "max_rel_error"})
+    EXPECT_TRUE(j["best"].contains(key)) << "best lacks " << key << "\n" << r;
+  double best = 0;
+  for (const auto& h : j["history"]) best = std::max(best, h["gflops"].get<double>());
+  EXPECT_EQ(j["best"]["gflops"].get<double>(), best);
+}
+
+TEST(CliTune, TextEndsWithTheTopConfigurationsAndTheFailureCounts) {
+  const CliResult r = run_cli("tune --kernel 04_register_blocked_avx2 --m 40 --n 40 --k 40 --budget 4");
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_TRUE(contains(r.out, "rank")) << r;
+  EXPECT_TRUE(contains(r.out, "failed: 0, invalid: 0")) << r;
+  EXPECT_TRUE(contains(r.out, "4/4")) << "one progress line per evaluation when not on a terminal\n" << r;
+}
+
+TEST(CliTune, BadInputExitsWithStatusTwo) {
+  for (const std::string args : {"tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --strategy magic",
+                                 "tune --kernel nope --m 8 --n 8 --k 8",
+                                 "tune --kernel 03_cache_blocked --m -8 --n 8 --k 8",
+                                 "tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --budget 0"}) {
+    const CliResult r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r;
+    EXPECT_FALSE(r.err.empty()) << args;
+  }
+}
+
+TEST(CliReplay, JsonReportsEveryStrategyAtTheBudgets) {
+  const CliResult r = run_cli(std::string("replay --record '") + GEMMLAB_TEST_DATA + "/small_record.json' --budget 6 --runs 5 --json");
+  ASSERT_EQ(r.status, 0) << r;
+  const json j = parse_json(r);
+  ASSERT_EQ(j["strategies"].size(), strategy_names().size()) << r;
+  for (const auto& s : j["strategies"]) {
+    EXPECT_TRUE(s.contains("name"));
+    EXPECT_DOUBLE_EQ(s["fraction_of_optimum"]["6"].get<double>(), 1.0) << s.dump();
+    EXPECT_TRUE(s.contains("evals_to_within_5pct"));
+  }
+}
+
+TEST(CliReplay, AMissingOrBrokenRecordIsAClearErrorWithStatusTwo) {
+  const CliResult missing = run_cli("replay --record /nonexistent/record.json");
+  EXPECT_EQ(missing.status, 2) << missing;
+  EXPECT_TRUE(contains(missing.err, "/nonexistent/record.json")) << missing;
+  const CliResult strategy = run_cli(std::string("replay --record '") + GEMMLAB_TEST_DATA + "/small_record.json' --strategy magic");
+  EXPECT_EQ(strategy.status, 2) << strategy;
+  EXPECT_TRUE(contains(strategy.err, "bayesian")) << "the error lists the strategies\n" << strategy;
 }
 
 }  // namespace

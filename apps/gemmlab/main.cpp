@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   cli::add_kernels_command(app, outcome);
   cli::add_run_command(app, outcome);
   cli::add_verify_command(app, outcome);
+  cli::add_tune_command(app, outcome);
   cli::add_replay_command(app, outcome);
   try {
     app.parse(argc, argv);

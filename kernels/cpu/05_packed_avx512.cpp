@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "cpu_kernel.hpp"
@@ -164,6 +165,17 @@ void pack_b_block(const T* b, std::int64_t ldb, std::int64_t depth, std::int64_t
   }
 }
 
+// Waits until `ready()` holds: a short spin (the other core is normally microseconds away), then
+// yielding the core, so that on a machine with more runnable threads than cores the thread being
+// waited for gets to run instead of the waiter burning its time slice.
+template <class Ready>
+void wait_until(Ready ready) {
+  for (int spins = 0; !ready(); ++spins) {
+    if (spins < 4096) _mm_pause();
+    else std::this_thread::yield();
+  }
+}
+
 class PackedRoutine {
  public:
   PackedRoutine(const Problem& p, const Config& c)
@@ -216,7 +228,7 @@ class PackedRoutine {
           // Two A buffers, used in turn. Block `step` goes where block step-2 was: wait until
           // every thread is done computing with that one (rarely a wait: it is two blocks back).
           for (int t = 0; t < team; ++t)
-            while (thread_step_[t].done.load(std::memory_order_acquire) < step - 2) _mm_pause();
+            wait_until([&] { return thread_step_[t].done.load(std::memory_order_acquire) >= step - 2; });
           for (std::int64_t ip = own_first; ip < own_end; ++ip) {
             variant.pack_a(a + (ic + ip * mr_) * p.lda + pc, p.lda, std::min<std::int64_t>(mr_, mc - ip * mr_),
                            kc, a_pack + ip * kc * mr_);
@@ -229,7 +241,7 @@ class PackedRoutine {
               // Own panels first; by the time the others' are needed they are long packed.
               // No barrier: a thread waits only for a panel it needs that is not ready yet.
               const std::int64_t ip = (own_first + i) % a_panels;
-              while (ready[ip].load(std::memory_order_acquire) != step) _mm_pause();
+              wait_until([&] { return ready[ip].load(std::memory_order_acquire) == step; });
               const T* a_panel = a_pack + ip * kc * mr_;
               const std::int64_t ir = ip * mr_;
               const int rows = static_cast<int>(std::min<std::int64_t>(mr_, mc - ir));

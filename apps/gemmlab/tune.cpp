@@ -1,0 +1,120 @@
+// gemmlab tune: search a kernel's valid space for the fastest configuration on one problem.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "cli.hpp"
+#include "gemmlab/cpu.hpp"
+#include "gemmlab/json.hpp"
+#include "gemmlab/tune.hpp"
+
+namespace gemmlab::cli {
+
+namespace {
+nlohmann::json entry_json(const TuneEntry& e) {
+  nlohmann::json j = {{"params", e.config}, {"status", to_string(e.status)}, {"gflops", e.gflops}};
+  if (e.status == Status::ok) {
+    j["ratio_to_reference"] = e.ratio_to_reference;
+    j["max_rel_error"] = e.max_rel_error;
+  } else {
+    j["reason"] = e.reason;
+  }
+  return j;
+}
+}  // namespace
+
+void add_tune_command(CLI::App& app, Outcome& outcome) {
+  struct Options {
+    std::string backend = "cpu", kernel, precision = "fp32", strategy = default_strategy_name(), reference;
+    std::int64_t m = 0, n = 0, k = 0;
+    std::size_t budget = 100;
+    double time_limit = 0;
+    std::uint64_t seed = 1;
+    int threads = 0, device = 0;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("tune", "Search a kernel's parameter space for its fastest configuration");
+  cmd->add_option("--backend", o->backend, "Backend")->capture_default_str();
+  cmd->add_option("--kernel", o->kernel, "Kernel name (see `gemmlab kernels`)")->required();
+  cmd->add_option("--m", o->m, "Rows of A and C")->required();
+  cmd->add_option("--n", o->n, "Columns of B and C")->required();
+  cmd->add_option("--k", o->k, "Columns of A, rows of B")->required();
+  cmd->add_option("--precision", o->precision, "fp32 or fp64")->capture_default_str();
+  cmd->add_option("--strategy", o->strategy, "exhaustive, random, annealing, genetic, local, bayesian")->capture_default_str();
+  cmd->add_option("--budget", o->budget, "Evaluations at most")->capture_default_str();
+  cmd->add_option("--time-limit", o->time_limit, "Seconds at most (0: none)")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the strategy and of the operands")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "Threads of the reference (default: all cores)");
+  cmd->add_option("--reference", o->reference, "Reference library (cpu: openblas, blis)");
+  cmd->add_option("--device", o->device, "Device index within the backend")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print one JSON document");
+
+  cmd->callback([o, &outcome] {
+    const Kernel& kernel = registry().kernel(o->backend, o->kernel);
+    Backend& backend = registry().backend(o->backend);
+    make_strategy(o->strategy);  // an unknown name fails before any work
+    if (o->budget == 0) throw UsageError("--budget must be at least 1");
+    auto device = backend.open(o->device);
+    const Problem p = Problem::packed(o->m, o->n, o->k, parse_precision(o->precision));
+    validate(p);
+    if (!kernel.supports(p.precision)) throw UsageError(o->kernel + " has no " + o->precision + " variant");
+    auto reference = backend.make_reference(o->reference.empty() ? backend.reference_names().front() : o->reference, *device);
+    reference->set_threads(o->threads > 0 ? o->threads : std::max(1, device->info().cores));
+    auto truth = cpu::load_cblas("openblas");
+
+    const bool terminal = !o->json && isatty(STDOUT_FILENO);
+    const auto start = std::chrono::steady_clock::now();
+    auto progress = [&](const TuneResult& r, const Budget& budget) {
+      if (o->json) return;
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const std::size_t total = std::min(budget.evaluations, r.space_size), done = r.history.size();
+      const double eta = done > 0 ? elapsed / static_cast<double>(done) * static_cast<double>(total - std::min(done, total)) : 0;
+      const std::string best = r.best ? fmt::format("best {:.1f} GFLOP/s ({:.2f}x {})", r.best->gflops,
+                                                    r.best->ratio_to_reference, r.reference_name)
+                                      : "no valid configuration yet";
+      if (terminal) {
+        const int width = 24, filled = static_cast<int>(width * static_cast<double>(done) / static_cast<double>(std::max<std::size_t>(1, total)));
+        fmt::print("\r[{}{}] {}/{}  {}  {:.0f}s elapsed, ETA {:.0f}s   ", std::string(static_cast<std::size_t>(filled), '#'),
+                   std::string(static_cast<std::size_t>(width - filled), '.'), done, total, best, elapsed, eta);
+        std::fflush(stdout);
+      } else {
+        const TuneEntry& last = r.history.back();
+        fmt::print("{}/{} {} {} {}  | {}\n", done, total, to_string(last.status),
+                   last.status == Status::ok ? fmt::format("{:.1f} GFLOP/s", last.gflops) : last.reason,
+                   to_string(last.config), best);
+      }
+    };
+    TuneOptions options;
+    options.strategy = o->strategy;
+    options.budget = {.evaluations = o->budget, .seconds = o->time_limit};
+    options.seed = o->seed;
+    const TuneResult r = tune(*device, kernel, p, truth.get(), reference.get(), options, progress);
+    outcome.exit_status = r.best ? 0 : 1;
+
+    if (o->json) {
+      nlohmann::json history = nlohmann::json::array();
+      for (const auto& e : r.history) history.push_back(entry_json(e));
+      return print_json({{"backend", o->backend}, {"device", device->info().name}, {"kernel", o->kernel},
+                         {"m", p.m}, {"n", p.n}, {"k", p.k}, {"precision", o->precision},
+                         {"best", r.best ? entry_json(*r.best) : nlohmann::json()},
+                         {"reference", {{"name", r.reference_name}, {"gflops", r.reference_gflops}}},
+                         {"evaluations", r.history.size()}, {"space_size", r.space_size},
+                         {"reused_from_cache", 0}, {"failed", r.failed}, {"invalid", r.invalid},
+                         {"strategy", o->strategy}, {"seed", o->seed}, {"history", history}});
+    }
+    if (terminal) fmt::print("\n");
+    fmt::print("{} {} {}: {} evaluations of {} valid configurations ({}, seed {}); {} {:.1f} GFLOP/s\n", o->kernel,
+               p.shape(), o->precision, r.history.size(), r.space_size, o->strategy, o->seed, r.reference_name,
+               r.reference_gflops);
+    fmt::print("{:>4} {:>10} {:>9}  {}\n", "rank", "GFLOP/s", "ratio", "parameters");
+    int rank = 0;
+    for (const auto& e : r.top(5))
+      fmt::print("{:>4} {:>10.1f} {:>9.3f}  {}\n", ++rank, e.gflops, e.ratio_to_reference, to_string(e.config));
+    fmt::print("failed: {}, invalid: {}\n", r.failed, r.invalid);
+  });
+}
+
+}  // namespace gemmlab::cli

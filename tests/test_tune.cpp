@@ -1,0 +1,112 @@
+// Tuning live kernels: budget, no repetition, validity, and the failed / invalid outcomes of
+// deliberately faulty test kernels.
+#include <set>
+
+#include "gemmlab/builtin.hpp"
+#include "gemmlab/cpu.hpp"
+#include "gemmlab/tune.hpp"
+#include "test_support.hpp"
+
+namespace gemmlab {
+namespace {
+
+Device& cpu_device() {
+  static const std::unique_ptr<Device> device = registry().backend("cpu").open(0);
+  return *device;
+}
+Reference& openblas() {
+  static const std::unique_ptr<Reference> r = cpu::load_cblas("openblas");
+  return *r;
+}
+
+const TuneOptions quick{.strategy = "random", .budget = {.evaluations = 8}, .seed = 3,
+                        .measure = {.warmup = 0, .min_repetitions = 1, .max_repetitions = 3, .max_seconds = 0.01}};
+
+TEST(Tune, SpendsTheBudgetOnDistinctValidConfigurationsAndReportsTheBest) {
+  const Kernel& kernel = registry().kernel("cpu", "03_cache_blocked");
+  const Problem p = Problem::packed(37, 29, 41);
+  const TuneResult r = tune(cpu_device(), kernel, p, &openblas(), &openblas(), quick);
+  const SearchSpace space = kernel.space(cpu_device().info(), p.precision);
+  ASSERT_EQ(r.history.size(), 8u);
+  EXPECT_EQ(r.space_size, space.valid_size());
+  std::set<Config> seen;
+  for (const auto& e : r.history) {
+    EXPECT_TRUE(seen.insert(e.config).second) << "evaluated twice: " << to_string(e.config);
+    EXPECT_TRUE(space.is_valid(e.config)) << to_string(e.config);
+    EXPECT_EQ(e.status, Status::ok) << e.reason;
+  }
+  ASSERT_TRUE(r.best.has_value());
+  for (const auto& e : r.history) EXPECT_LE(e.gflops, r.best->gflops);
+  EXPECT_EQ(r.top(3).size(), 3u);
+  EXPECT_EQ(r.top(3).front().gflops, r.best->gflops);
+  EXPECT_EQ(r.reference_name, "openblas");
+  EXPECT_GT(r.reference_gflops, 0);
+  EXPECT_GT(r.best->ratio_to_reference, 0);
+}
+
+// A kernel with one parameter X in {1, 2, 3, 4}: 1 and 2 are correct, 3 cannot be built and 4
+// computes a wrong result.
+class FaultyKernel final : public Kernel {
+ public:
+  std::string_view name() const override { return "faulty"; }
+  std::string_view backend() const override { return "cpu"; }
+  std::string_view summary() const override { return "test kernel with broken configurations"; }
+  std::vector<Precision> precisions() const override { return {Precision::fp64}; }
+  Support supported(const DeviceInfo&) const override { return {}; }
+  SearchSpace space(const DeviceInfo&, Precision) const override {
+    SearchSpace s;
+    s.add("X", {1, 2, 3, 4}, "");
+    return s;
+  }
+  Config default_config(const DeviceInfo&, Precision) const override { return {{"X", 1}}; }
+  std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override {
+    if (c.at("X") == 3) throw ConfigError("X=3 cannot be built");
+    struct Run final : Executable {
+      Problem p;
+      bool wrong;
+      void run(const Operands& o) override {
+        const auto* a = static_cast<const double*>(o.a);
+        const auto* b = static_cast<const double*>(o.b);
+        auto* c = static_cast<double*>(o.c);
+        for (std::int64_t i = 0; i < p.m; ++i)
+          for (std::int64_t j = 0; j < p.n; ++j) {
+            double sum = 0;
+            for (std::int64_t k = 0; k < p.k; ++k) sum += a[i * p.lda + k] * b[k * p.ldb + j];
+            c[i * p.ldc + j] = p.alpha * sum + (wrong ? 1.0 : 0.0);
+          }
+      }
+    };
+    auto r = std::make_unique<Run>();
+    r->p = p;
+    r->wrong = c.at("X") == 4;
+    return r;
+  }
+};
+
+TEST(Tune, RecordsFailedAndInvalidConfigurationsAndNeverPicksThem) {
+  const FaultyKernel kernel;
+  TuneOptions options = quick;
+  options.strategy = "exhaustive";
+  const TuneResult r = tune(cpu_device(), kernel, Problem::packed(5, 6, 7, Precision::fp64), &openblas(), nullptr, options);
+  ASSERT_EQ(r.history.size(), 4u);
+  EXPECT_EQ(r.failed, 1u);
+  EXPECT_EQ(r.invalid, 1u);
+  EXPECT_EQ(r.history[2].status, Status::failed);
+  EXPECT_NE(r.history[2].reason.find("X=3"), std::string::npos) << r.history[2].reason;
+  EXPECT_EQ(r.history[3].status, Status::invalid);
+  ASSERT_TRUE(r.best.has_value());
+  EXPECT_LE(r.best->config.at("X"), 2) << "a failed or wrong configuration became the best";
+  EXPECT_EQ(r.top(10).size(), 2u);
+}
+
+TEST(Tune, AnUnsupportedKernelIsReportedNotRun) {
+  setenv("GEMMLAB_CPU_DISABLE", "avx512f", 1);
+  auto device = registry().backend("cpu").open(0);
+  unsetenv("GEMMLAB_CPU_DISABLE");
+  EXPECT_THROW(tune(*device, registry().kernel("cpu", "05_packed_avx512"), Problem::packed(8, 8, 8), &openblas(),
+                    nullptr, quick),
+               Unsupported);
+}
+
+}  // namespace
+}  // namespace gemmlab
