@@ -71,6 +71,10 @@ ParamValue integer_value(const nlohmann::json& v, const std::string& name, const
 }
 }  // namespace
 
+namespace {
+Record record_from_json(const nlohmann::json& j, const std::string& path);
+}  // namespace
+
 const RecordEntry& Record::best() const {
   const RecordEntry* best = nullptr;
   for (const auto& e : entries)
@@ -79,13 +83,24 @@ const RecordEntry& Record::best() const {
   return *best;
 }
 
-Record load_record(const std::string& path) {
+Record load_record(const std::string& path) { return parse_record(read_maybe_gzip(path), path); }
+
+Record parse_record(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(quote_non_finite(read_maybe_gzip(path)));
+    j = nlohmann::json::parse(quote_non_finite(text));
   } catch (const nlohmann::json::parse_error& e) {
     throw std::runtime_error(path + ": not a JSON document (" + e.what() + ")");
   }
+  try {
+    return record_from_json(j, path);
+  } catch (const nlohmann::json::exception& e) {  // a value of the wrong JSON type
+    throw std::runtime_error(path + ": unexpected content (" + e.what() + ")");
+  }
+}
+
+namespace {
+Record record_from_json(const nlohmann::json& j, const std::string& path) {
   Record r;
   r.device_name = j.value("device_name", "");
   r.kernel_name = j.value("kernel_name", "");
@@ -123,6 +138,7 @@ Record load_record(const std::string& path) {
   }
   return r;
 }
+}  // namespace
 
 void save_record(const Record& record, const std::string& path) {
   nlohmann::json j;

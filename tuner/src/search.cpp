@@ -5,12 +5,21 @@
 namespace gemmlab {
 
 namespace {
+// Points hold value indices in 16 bits.
+void check_value_counts(const std::vector<Parameter>& parameters) {
+  for (const auto& p : parameters)
+    if (p.values.size() > std::numeric_limits<std::uint16_t>::max())
+      throw ConfigError("parameter " + p.name + " has " + std::to_string(p.values.size()) +
+                        " values; at most 65535 are supported");
+}
+
 std::string key_of(const Point& p) {
   return std::string(reinterpret_cast<const char*>(p.data()), p.size() * sizeof(std::uint16_t));
 }
 }  // namespace
 
 SearchDomain::SearchDomain(const SearchSpace& space) : parameters_(space.parameters()) {
+  check_value_counts(parameters_);
   for (const Config& c : space.enumerate()) {
     Point p;
     for (const auto& param : parameters_) {
@@ -28,6 +37,7 @@ SearchDomain::SearchDomain(std::vector<Parameter> parameters, const std::vector<
     std::sort(param.values.begin(), param.values.end());
     param.values.erase(std::unique(param.values.begin(), param.values.end()), param.values.end());
   }
+  check_value_counts(parameters_);
   for (const Config& c : configs) {
     Point p;
     for (const auto& param : parameters_) {

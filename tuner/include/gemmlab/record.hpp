@@ -32,6 +32,8 @@ struct Record {
 // wrong: unreadable, not JSON, a missing key, a non-integer parameter value, an entry whose
 // parameters disagree with its key.
 Record load_record(const std::string& path);
+// The same from the file's (decompressed) text; `name` is used in the error messages.
+Record parse_record(const std::string& text, const std::string& name);
 
 // Writes a record in the same layout (plain JSON; gzip when the path ends in ".gz").
 void save_record(const Record& record, const std::string& path);
