@@ -108,5 +108,82 @@ TEST(Tune, AnUnsupportedKernelIsReportedNotRun) {
                Unsupported);
 }
 
+// X in {1, 2}: X = 2 computes the same correct result but repeats the work 300 times.
+class SlowKernel final : public Kernel {
+ public:
+  std::string_view name() const override { return "slow"; }
+  std::string_view backend() const override { return "cpu"; }
+  std::string_view summary() const override { return "test kernel with one very slow configuration"; }
+  std::vector<Precision> precisions() const override { return {Precision::fp64}; }
+  Support supported(const DeviceInfo&) const override { return {}; }
+  SearchSpace space(const DeviceInfo&, Precision) const override {
+    SearchSpace s;
+    s.add("X", {1, 2}, "");
+    return s;
+  }
+  Config default_config(const DeviceInfo&, Precision) const override { return {{"X", 1}}; }
+  std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override {
+    struct Run final : Executable {
+      Problem p;
+      int repeats = 1;
+      void run(const Operands& o) override {
+        const auto* a = static_cast<const double*>(o.a);
+        const auto* b = static_cast<const double*>(o.b);
+        auto* c = static_cast<double*>(o.c);
+        for (int r = 0; r < repeats; ++r)
+          for (std::int64_t i = 0; i < p.m; ++i)
+            for (std::int64_t j = 0; j < p.n; ++j) {
+              double sum = 0;
+              for (std::int64_t k = 0; k < p.k; ++k) sum += a[i * p.lda + k] * b[k * p.ldb + j];
+              volatile double keep = sum;  // each repeat really runs
+              c[i * p.ldc + j] = p.alpha * keep;
+            }
+      }
+    };
+    auto r = std::make_unique<Run>();
+    r->p = p;
+    r->repeats = c.at("X") == 2 ? 300 : 1;
+    return r;
+  }
+};
+
+TEST(Tune, AConfigurationFarSlowerThanTheBestIsAbortedAfterOneRun) {
+  const SlowKernel kernel;
+  TuneOptions options = quick;
+  options.strategy = "exhaustive";
+  options.early_abort_factor = 3.0;
+  const TuneResult r = tune(cpu_device(), kernel, Problem::packed(24, 24, 24, Precision::fp64), &openblas(), nullptr, options);
+  ASSERT_EQ(r.history.size(), 2u);
+  EXPECT_EQ(r.history[0].status, Status::ok);
+  EXPECT_EQ(r.history[1].status, Status::aborted) << r.history[1].reason;
+  EXPECT_EQ(r.aborted, 1u);
+  EXPECT_LT(r.history[1].gflops, r.history[0].gflops / 3);
+  ASSERT_TRUE(r.best.has_value());
+  EXPECT_EQ(r.best->config.at("X"), 1);
+  EXPECT_EQ(r.top(5).size(), 1u) << "an aborted configuration is not ranked";
+
+  options.early_abort_factor = 0;  // off: both are measured
+  const TuneResult all = tune(cpu_device(), kernel, Problem::packed(24, 24, 24, Precision::fp64), &openblas(), nullptr, options);
+  EXPECT_EQ(all.aborted, 0u);
+  EXPECT_EQ(all.history[1].status, Status::ok);
+}
+
+TEST(Evaluator, AbortsAfterOneTimedRunAboveTheThreshold) {
+  const Kernel& kernel = registry().kernel("cpu", "02_loop_order");
+  const Problem p = Problem::packed(30, 30, 30);
+  Evaluator evaluator(cpu_device(), p, &openblas(), 1);
+  EvaluationOptions options;
+  options.abort_above_s = 1e-12;  // any real run is slower
+  const Evaluation e = evaluator.run(kernel, {}, nullptr, options);
+  EXPECT_TRUE(e.validation.valid) << "validation comes before the abort";
+  EXPECT_TRUE(e.aborted);
+  ASSERT_TRUE(e.kernel.has_value());
+  EXPECT_EQ(e.kernel->measurement.repetitions, 1);
+  options.abort_above_s = 1e3;
+  const Evaluation kept = evaluator.run(kernel, {}, nullptr, options);
+  EXPECT_FALSE(kept.aborted);
+  EXPECT_GT(kept.kernel->measurement.repetitions, 1);
+}
+
 }  // namespace
 }  // namespace gemmlab

@@ -15,12 +15,11 @@ namespace gemmlab::cli {
 namespace {
 nlohmann::json entry_json(const TuneEntry& e) {
   nlohmann::json j = {{"params", e.config}, {"status", to_string(e.status)}, {"gflops", e.gflops}};
-  if (e.status == Status::ok) {
+  if (e.status == Status::ok || e.status == Status::aborted) {
     j["ratio_to_reference"] = e.ratio_to_reference;
     j["max_rel_error"] = e.max_rel_error;
-  } else {
-    j["reason"] = e.reason;
   }
+  if (!e.reason.empty()) j["reason"] = e.reason;
   return j;
 }
 }  // namespace
@@ -30,7 +29,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     std::string backend = "cpu", kernel, precision = "fp32", strategy = default_strategy_name(), reference;
     std::int64_t m = 0, n = 0, k = 0;
     std::size_t budget = 100;
-    double time_limit = 0;
+    double time_limit = 0, early_abort = 3.0;
     std::uint64_t seed = 1;
     int threads = 0, device = 0;
     bool json = false;
@@ -47,6 +46,9 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
   cmd->add_option("--budget", o->budget, "Evaluations at most")->capture_default_str();
   cmd->add_option("--time-limit", o->time_limit, "Seconds at most (0: none)")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the strategy and of the operands")->capture_default_str();
+  cmd->add_option("--early-abort", o->early_abort,
+                  "Stop measuring a configuration whose first run is this many times slower than the best (0: never)")
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Threads of the reference (default: all cores)");
   cmd->add_option("--reference", o->reference, "Reference library (cpu: openblas, blis)");
   cmd->add_option("--device", o->device, "Device index within the backend")->capture_default_str();
@@ -91,6 +93,8 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     options.strategy = o->strategy;
     options.budget = {.evaluations = o->budget, .seconds = o->time_limit};
     options.seed = o->seed;
+    if (o->early_abort < 0) throw UsageError("--early-abort must be 0 (off) or a factor > 0");
+    options.early_abort_factor = o->early_abort;
     const TuneResult r = tune(*device, kernel, p, truth.get(), reference.get(), options, progress);
     outcome.exit_status = r.best ? 0 : 1;
 
@@ -102,7 +106,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
                          {"best", r.best ? entry_json(*r.best) : nlohmann::json()},
                          {"reference", {{"name", r.reference_name}, {"gflops", r.reference_gflops}}},
                          {"evaluations", r.history.size()}, {"space_size", r.space_size},
-                         {"reused_from_cache", 0}, {"failed", r.failed}, {"invalid", r.invalid},
+                         {"reused_from_cache", 0}, {"failed", r.failed}, {"invalid", r.invalid}, {"aborted", r.aborted},
                          {"strategy", o->strategy}, {"seed", o->seed}, {"history", history}});
     }
     if (terminal) fmt::print("\n");
@@ -113,7 +117,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     int rank = 0;
     for (const auto& e : r.top(5))
       fmt::print("{:>4} {:>10.1f} {:>9.3f}  {}\n", ++rank, e.gflops, e.ratio_to_reference, to_string(e.config));
-    fmt::print("failed: {}, invalid: {}\n", r.failed, r.invalid);
+    fmt::print("failed: {}, invalid: {}, aborted early: {}\n", r.failed, r.invalid, r.aborted);
   });
 }
 

@@ -53,6 +53,14 @@ Evaluation Evaluator::run(const Kernel& kernel, const Config& config, Reference*
   e.validation = host_.check(result.data());
   if (!options.time) return e;
   auto run_kernel = [&] { return device_.time_once([&] { executable->run(operands_->view()); }); };
+  if (e.validation.valid && options.abort_above_s > 0) {
+    const double first = run_kernel();
+    if (first > options.abort_above_s) {
+      e.aborted = true;
+      e.kernel = timing(problem, summarize({first}));
+      return e;
+    }
+  }
   if (timed_reference == nullptr) {
     if (e.validation.valid) e.kernel = timing(problem, measure(run_kernel, options.measure));
     return e;

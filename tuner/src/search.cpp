@@ -122,6 +122,7 @@ std::string_view to_string(Status s) {
     case Status::ok: return "ok";
     case Status::invalid: return "invalid";
     case Status::failed: return "failed";
+    case Status::aborted: return "aborted";
   }
   return "?";
 }
@@ -148,7 +149,7 @@ std::optional<Observation> SearchContext::evaluate(std::size_t candidate) {
   if (done()) return std::nullopt;
   Observation o = objective_(candidate);
   o.candidate = candidate;
-  if (o.status != Status::ok) o.time_s = std::numeric_limits<double>::infinity();
+  if (o.status == Status::invalid || o.status == Status::failed) o.time_s = std::numeric_limits<double>::infinity();
   seen_[candidate] = history_.size();
   history_.push_back(o);
   if (o.status == Status::ok && (best_ == unseen || o.time_s < history_[best_].time_s)) best_ = history_.size() - 1;

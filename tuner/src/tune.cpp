@@ -32,9 +32,18 @@ TuneResult tune(Device& device, const Kernel& kernel, const Problem& problem, Re
     entry.config = domain.config(candidate);
     Observation o;
     try {
-      const Evaluation e = evaluator.run(kernel, entry.config, nullptr, {.seed = options.seed, .time = true, .measure = options.measure});
+      EvaluationOptions run{.seed = options.seed, .time = true, .measure = options.measure};
+      if (options.early_abort_factor > 0 && result.best)
+        run.abort_above_s = options.early_abort_factor * problem.flops() / (result.best->gflops * 1e9);
+      const Evaluation e = evaluator.run(kernel, entry.config, nullptr, run);
       entry.max_rel_error = e.validation.max_rel_error;
-      if (!e.validation.valid) {
+      if (e.aborted) {
+        entry.status = o.status = Status::aborted;
+        o.time_s = e.kernel->measurement.median_s;
+        entry.gflops = e.kernel->gflops;  // from its single run
+        if (result.reference_gflops > 0) entry.ratio_to_reference = entry.gflops / result.reference_gflops;
+        entry.reason = o.reason = "first run slower than " + std::to_string(options.early_abort_factor) + "x the best";
+      } else if (!e.validation.valid) {
         entry.status = o.status = Status::invalid;  // a wrong result can never become the best
         entry.reason = o.reason = e.validation.reason;
       } else {
@@ -49,6 +58,7 @@ TuneResult tune(Device& device, const Kernel& kernel, const Problem& problem, Re
     }
     result.failed += entry.status == Status::failed;
     result.invalid += entry.status == Status::invalid;
+    result.aborted += entry.status == Status::aborted;
     if (entry.status == Status::ok && (!result.best || entry.gflops > result.best->gflops)) result.best = entry;
     result.history.push_back(std::move(entry));
     if (progress) progress(result, options.budget);

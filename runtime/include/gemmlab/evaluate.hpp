@@ -17,6 +17,9 @@ struct EvaluationOptions {
   std::uint64_t seed = 42;
   bool time = true;              // time the kernel (when valid) and the reference
   MeasureOptions measure;
+  // Early abort: when > 0, the kernel is timed once first, and if that run takes longer than
+  // this many seconds it is not measured further (Evaluation::aborted).
+  double abort_above_s = 0;
 };
 
 struct Timing {
@@ -30,6 +33,7 @@ struct Evaluation {
   std::optional<Timing> reference;
   std::string reference_name;
   double ratio_to_reference = 0;  // kernel GFLOP/s / reference GFLOP/s
+  bool aborted = false;           // stopped after one timed run (abort_above_s); kernel holds it
 };
 
 // Evaluates configurations of kernels on one problem. The operands are made from the seed and

@@ -54,13 +54,14 @@ class SearchDomain {
   std::unordered_map<std::string, std::size_t> lookup_;  // encoded point -> candidate
 };
 
-enum class Status { ok, invalid, failed };
+// aborted: valid, but its first timed run was so slow that it was not measured further.
+enum class Status { ok, invalid, failed, aborted };
 std::string_view to_string(Status s);
 
 struct Observation {
   std::size_t candidate = 0;
   Status status = Status::failed;
-  double time_s = std::numeric_limits<double>::infinity();  // finite only when ok
+  double time_s = std::numeric_limits<double>::infinity();  // finite when ok or aborted
   std::string reason;  // why invalid or failed
 };
 
@@ -93,9 +94,12 @@ class SearchContext {
   const std::vector<Observation>& history() const { return history_; }
   // Best successful observation so far (null when none succeeded).
   const Observation* best() const { return best_ < history_.size() ? &history_[best_] : nullptr; }
-  // The cost strategies minimise: the time when ok, +infinity when invalid or failed (so a
-  // failure steers the search away from where it happened).
-  static double cost(const Observation& o) { return o.status == Status::ok ? o.time_s : std::numeric_limits<double>::infinity(); }
+  // The cost strategies minimise: the time when ok, the one timed run when aborted (a known slow
+  // configuration), +infinity when invalid or failed (so a failure steers the search away from
+  // where it happened).
+  static double cost(const Observation& o) {
+    return o.status == Status::ok || o.status == Status::aborted ? o.time_s : std::numeric_limits<double>::infinity();
+  }
 
  private:
   static constexpr std::size_t unseen = static_cast<std::size_t>(-1);
