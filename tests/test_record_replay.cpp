@@ -69,12 +69,20 @@ TEST(RecordLoad, BadFilesAreClearErrorsNamingTheFile) {
   const std::string not_json = scratch("not.json");
   write_text(not_json, "{ this is not json");
   EXPECT_THROW_CONTAINING(load_record(not_json), std::runtime_error, {"not.json", "JSON"});
+  const std::string huge_number = scratch("huge.json");
+  write_text(huge_number, R"({"tune_params_keys": [], "tune_params": {}, "cache": {}, "x": 1e400})");
+  EXPECT_THROW_CONTAINING(load_record(huge_number), std::runtime_error, {"huge.json"});
   const std::string no_cache = scratch("nocache.json");
   write_text(no_cache, R"({"tune_params_keys": ["A"], "tune_params": {"A": [1]}})");
   EXPECT_THROW_CONTAINING(load_record(no_cache), std::runtime_error, {"nocache.json", "cache"});
   const std::string text_value = scratch("text.json");
   write_text(text_value, R"({"tune_params_keys": ["A"], "tune_params": {"A": ["x"]}, "cache": {}})");
   EXPECT_THROW_CONTAINING(load_record(text_value), std::runtime_error, {"text.json", "A", "integer"});
+  const std::string too_large = scratch("large.json");
+  write_text(too_large, R"({"tune_params_keys": ["A"], "tune_params": {"A": [1.5e128]}, "cache": {}})");
+  EXPECT_THROW_CONTAINING(load_record(too_large), std::runtime_error, {"large.json", "A"});
+  write_text(too_large, R"({"tune_params_keys": ["A"], "tune_params": {"A": [18446744073709551615]}, "cache": {}})");
+  EXPECT_THROW_CONTAINING(load_record(too_large), std::runtime_error, {"large.json", "A"});
   const std::string wrong_key = scratch("key.json");
   write_text(wrong_key, R"({"tune_params_keys": ["A"], "tune_params": {"A": [1, 2]},
                            "cache": {"1": {"A": 2, "time": 1.0}}})");

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -64,8 +65,15 @@ const nlohmann::json& required(const nlohmann::json& j, const char* key, const s
 }
 
 ParamValue integer_value(const nlohmann::json& v, const std::string& name, const std::string& path) {
-  if (v.is_number_integer()) return v.get<ParamValue>();
-  if (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>()) return static_cast<ParamValue>(v.get<double>());
+  constexpr double limit = 0x1p63;  // int64 holds [-2^63, 2^63)
+  if (v.is_number_unsigned()) {
+    if (v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<ParamValue>::max())) return v.get<ParamValue>();
+  } else if (v.is_number_integer()) {
+    return v.get<ParamValue>();
+  } else if (v.is_number_float()) {
+    const double x = v.get<double>();
+    if (std::floor(x) == x && x >= -limit && x < limit) return static_cast<ParamValue>(x);
+  }
   throw std::runtime_error(path + ": parameter " + name + " has the value " + v.dump() +
                            "; only integer parameters are supported");
 }
@@ -89,7 +97,7 @@ Record parse_record(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(quote_non_finite(text));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // syntax, or a number beyond double (1e400)
     throw std::runtime_error(path + ": not a JSON document (" + e.what() + ")");
   }
   try {
