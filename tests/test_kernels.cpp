@@ -19,15 +19,8 @@
 namespace gemmlab {
 namespace {
 
-// Opened once per test process.
-Device& cpu_device() {
-  static const std::unique_ptr<Device> device = registry().backend("cpu").open(0);
-  return *device;
-}
-Reference& fp64_truth() {
-  static const std::unique_ptr<Reference> truth = cpu::load_cblas("openblas");
-  return *truth;
-}
+using testing::cpu_device;
+Reference& fp64_truth() { return testing::openblas(); }
 
 std::vector<std::string> cpu_kernel_names() {
   std::vector<std::string> names;

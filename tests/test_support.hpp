@@ -1,6 +1,10 @@
 // Helpers shared by the gemmlab unit tests.
 #pragma once
 
+#include <memory>
+
+#include "gemmlab/builtin.hpp"
+#include "gemmlab/cpu.hpp"
 #include <gtest/gtest.h>
 
 #include <exception>
@@ -53,6 +57,16 @@ template <class Ex, class F>
   }
   return ::testing::AssertionFailure() << "expected a " << exception_name
                                        << " mentioning the bad field, nothing was thrown";
+}
+
+// The CPU device and OpenBLAS, opened once per test process and shared by the tests.
+inline Device& cpu_device() {
+  static const std::unique_ptr<Device> device = registry().backend("cpu").open(0);
+  return *device;
+}
+inline Reference& openblas() {
+  static const std::unique_ptr<Reference> reference = cpu::load_cblas("openblas");
+  return *reference;
 }
 
 }  // namespace gemmlab::testing

@@ -10,17 +10,14 @@
 namespace gemmlab {
 namespace {
 
-Device& cpu_device() {
-  static const std::unique_ptr<Device> device = registry().backend("cpu").open(0);
-  return *device;
-}
-Reference& openblas() {
-  static const std::unique_ptr<Reference> r = cpu::load_cblas("openblas");
-  return *r;
-}
+using testing::cpu_device;
+using testing::openblas;
 
+// Short measurements, and no early abort (timing noise on tiny problems could abort a
+// configuration; the test of early abort turns it on itself).
 const TuneOptions quick{.strategy = "random", .budget = {.evaluations = 8}, .seed = 3,
-                        .measure = {.warmup = 0, .min_repetitions = 1, .max_repetitions = 3, .max_seconds = 0.01}};
+                        .measure = {.warmup = 0, .min_repetitions = 1, .max_repetitions = 3, .max_seconds = 0.01},
+                        .early_abort_factor = 0};
 
 TEST(Tune, SpendsTheBudgetOnDistinctValidConfigurationsAndReportsTheBest) {
   const Kernel& kernel = registry().kernel("cpu", "03_cache_blocked");
