@@ -61,15 +61,23 @@ void timed_loop(benchmark::State& state, const Problem& p, Run run) {
   state.counters["threads"] = g_threads;
 }
 
+// The pre-check's Evaluator for a size: operands and fp64 truth made once, shared by all kernels.
+Evaluator& checker_for(const Problem& p) {
+  static auto truth = cpu::load_cblas("openblas");
+  static std::map<std::int64_t, std::unique_ptr<Evaluator>> checkers;
+  auto& e = checkers[p.m];
+  if (!e) e = std::make_unique<Evaluator>(cpu_device(), p, truth.get(), 42);
+  return *e;
+}
+
 void bench_kernel(benchmark::State& state, const Kernel* kernel) {
   const Problem p = Problem::packed(state.range(0), state.range(0), state.range(0), g_precision);
   Device& device = cpu_device();
   Config config = kernel->default_config(device.info(), p.precision);
   if (config.count("threads")) config["threads"] = g_threads;
-  static auto truth = cpu::load_cblas("openblas");
   EvaluationOptions check;
   check.time = false;
-  const Evaluation e = evaluate(device, *kernel, config, p, truth.get(), nullptr, check);
+  const Evaluation e = checker_for(p).run(*kernel, config, nullptr, check);
   if (!e.validation.valid) {
     state.SkipWithError(("wrong result: " + e.validation.reason).c_str());
     return;

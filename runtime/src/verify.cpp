@@ -34,22 +34,26 @@ std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Refe
     if (!kernel.supports(precision)) continue;
     const SearchSpace space = kernel.space(info, precision);
     const std::vector<Config> configs = space.extremes(kernel.default_config(info, precision));
-    for (const Config& config : configs)
-      for (Problem shape : options.shapes)
-        for (Scalars s : options.scalars)
-          for (int padded = 0; padded <= (options.padded_leading_dimensions ? 1 : 0); ++padded) {
-            Problem p = padded ? with_padding(shape, 3) : shape;
-            p.precision = precision;
-            p.alpha = s.alpha;
-            p.beta = s.beta;
+    // Problems outside, configurations inside: one Evaluator per problem makes the operands and
+    // the fp64 truth once for all configurations.
+    EvaluationOptions eval;
+    eval.seed = options.seed;
+    eval.time = false;
+    for (Problem shape : options.shapes)
+      for (Scalars s : options.scalars)
+        for (int padded = 0; padded <= (options.padded_leading_dimensions ? 1 : 0); ++padded) {
+          Problem p = padded ? with_padding(shape, 3) : shape;
+          p.precision = precision;
+          p.alpha = s.alpha;
+          p.beta = s.beta;
+          Evaluator evaluator(device, p, truth_fp64, options.seed);
+          for (const Config& config : configs) {
             VerifyCase c{std::string(kernel.backend()), std::string(kernel.name()), p, config, "", {}};
-            EvaluationOptions eval;
-            eval.seed = options.seed;
-            eval.time = false;
-            c.validation = evaluate(device, kernel, config, p, truth_fp64, nullptr, eval).validation;
+            c.validation = evaluator.run(kernel, config, nullptr, eval).validation;
             c.status = c.validation.valid ? "passed" : "failed";
             cases.push_back(std::move(c));
           }
+        }
   }
   return cases;
 }
