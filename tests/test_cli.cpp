@@ -435,11 +435,25 @@ TEST(CliTune, BadInputExitsWithStatusTwo) {
   for (const std::string args : {"tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --strategy magic",
                                  "tune --kernel nope --m 8 --n 8 --k 8",
                                  "tune --kernel 03_cache_blocked --m -8 --n 8 --k 8",
-                                 "tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --budget 0"}) {
+                                 "tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --budget 0",
+                                 "tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --timeout-factor 0",
+                                 "tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --reference nope"}) {
     const CliResult r = run_cli(args);
     EXPECT_EQ(r.status, 2) << args << "\n" << r;
     EXPECT_FALSE(r.err.empty()) << args;
   }
+}
+
+TEST(CliTune, EvaluatesInAWorkerProcessUnlessToldOtherwise) {
+  for (const std::string mode : {"", " --in-process"}) {
+    const CliResult r = run_cli("tune --kernel 02_loop_order --m 20 --n 21 --k 22 --budget 1 --json" + mode);
+    ASSERT_EQ(r.status, 0) << mode << "\n" << r;
+    const json j = parse_json(r);
+    EXPECT_EQ(j["history"][0]["status"], "ok") << r;
+    EXPECT_EQ(j["worker_restarts"], 0) << r;
+  }
+  const CliResult help = run_cli("--help");
+  EXPECT_FALSE(contains(help.out, "worker")) << "the worker subcommand is internal\n" << help;
 }
 
 TEST(CliReplay, JsonReportsEveryStrategyAtTheBudgets) {

@@ -5,6 +5,7 @@
 #include "gemmlab/builtin.hpp"
 #include "gemmlab/cpu.hpp"
 #include "gemmlab/tune.hpp"
+#include "faulty_kernels.hpp"
 #include "test_support.hpp"
 
 namespace gemmlab {
@@ -12,6 +13,8 @@ namespace {
 
 using testing::cpu_device;
 using testing::openblas;
+using testing::FaultyKernel;
+using testing::SlowKernel;
 
 // Short measurements, and no early abort (timing noise on tiny problems could abort a
 // configuration; the test of early abort turns it on itself).
@@ -41,45 +44,6 @@ TEST(Tune, SpendsTheBudgetOnDistinctValidConfigurationsAndReportsTheBest) {
   EXPECT_GT(r.best->ratio_to_reference, 0);
 }
 
-// A kernel with one parameter X in {1, 2, 3, 4}: 1 and 2 are correct, 3 cannot be built and 4
-// computes a wrong result.
-class FaultyKernel final : public Kernel {
- public:
-  std::string_view name() const override { return "faulty"; }
-  std::string_view backend() const override { return "cpu"; }
-  std::string_view summary() const override { return "test kernel with broken configurations"; }
-  std::vector<Precision> precisions() const override { return {Precision::fp64}; }
-  Support supported(const DeviceInfo&) const override { return {}; }
-  SearchSpace space(const DeviceInfo&, Precision) const override {
-    SearchSpace s;
-    s.add("X", {1, 2, 3, 4}, "");
-    return s;
-  }
-  Config default_config(const DeviceInfo&, Precision) const override { return {{"X", 1}}; }
-  std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override {
-    if (c.at("X") == 3) throw ConfigError("X=3 cannot be built");
-    struct Run final : Executable {
-      Problem p;
-      bool wrong;
-      void run(const Operands& o) override {
-        const auto* a = static_cast<const double*>(o.a);
-        const auto* b = static_cast<const double*>(o.b);
-        auto* c = static_cast<double*>(o.c);
-        for (std::int64_t i = 0; i < p.m; ++i)
-          for (std::int64_t j = 0; j < p.n; ++j) {
-            double sum = 0;
-            for (std::int64_t k = 0; k < p.k; ++k) sum += a[i * p.lda + k] * b[k * p.ldb + j];
-            c[i * p.ldc + j] = p.alpha * sum + (wrong ? 1.0 : 0.0);
-          }
-      }
-    };
-    auto r = std::make_unique<Run>();
-    r->p = p;
-    r->wrong = c.at("X") == 4;
-    return r;
-  }
-};
-
 TEST(Tune, RecordsFailedAndInvalidConfigurationsAndNeverPicksThem) {
   const FaultyKernel kernel;
   TuneOptions options = quick;
@@ -104,45 +68,6 @@ TEST(Tune, AnUnsupportedKernelIsReportedNotRun) {
                     nullptr, quick),
                Unsupported);
 }
-
-// X in {1, 2}: X = 2 computes the same correct result but repeats the work 300 times.
-class SlowKernel final : public Kernel {
- public:
-  std::string_view name() const override { return "slow"; }
-  std::string_view backend() const override { return "cpu"; }
-  std::string_view summary() const override { return "test kernel with one very slow configuration"; }
-  std::vector<Precision> precisions() const override { return {Precision::fp64}; }
-  Support supported(const DeviceInfo&) const override { return {}; }
-  SearchSpace space(const DeviceInfo&, Precision) const override {
-    SearchSpace s;
-    s.add("X", {1, 2}, "");
-    return s;
-  }
-  Config default_config(const DeviceInfo&, Precision) const override { return {{"X", 1}}; }
-  std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override {
-    struct Run final : Executable {
-      Problem p;
-      int repeats = 1;
-      void run(const Operands& o) override {
-        const auto* a = static_cast<const double*>(o.a);
-        const auto* b = static_cast<const double*>(o.b);
-        auto* c = static_cast<double*>(o.c);
-        for (int r = 0; r < repeats; ++r)
-          for (std::int64_t i = 0; i < p.m; ++i)
-            for (std::int64_t j = 0; j < p.n; ++j) {
-              double sum = 0;
-              for (std::int64_t k = 0; k < p.k; ++k) sum += a[i * p.lda + k] * b[k * p.ldb + j];
-              volatile double keep = sum;  // each repeat really runs
-              c[i * p.ldc + j] = p.alpha * keep;
-            }
-      }
-    };
-    auto r = std::make_unique<Run>();
-    r->p = p;
-    r->repeats = c.at("X") == 2 ? 300 : 1;
-    return r;
-  }
-};
 
 TEST(Tune, AConfigurationFarSlowerThanTheBestIsAbortedAfterOneRun) {
   const SlowKernel kernel;

@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   cli::add_verify_command(app, outcome);
   cli::add_tune_command(app, outcome);
   cli::add_replay_command(app, outcome);
+  cli::add_export_command(app, outcome);
+  cli::add_worker_command(app, outcome);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -9,6 +9,7 @@
 #include "gemmlab/cpu.hpp"
 #include "gemmlab/json.hpp"
 #include "gemmlab/tune.hpp"
+#include "gemmlab/worker.hpp"
 
 namespace gemmlab::cli {
 
@@ -22,14 +23,35 @@ nlohmann::json entry_json(const TuneEntry& e) {
   if (!e.reason.empty()) j["reason"] = e.reason;
   return j;
 }
+
+// This program's own path, to start it again as the evaluation worker.
+std::string own_executable() {
+  std::string path(4096, '\0');
+  const ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size() - 1);
+  if (n <= 0) throw std::runtime_error("cannot find this program's path (/proc/self/exe) to start the evaluation worker");
+  path.resize(static_cast<std::size_t>(n));
+  return path;
+}
+
+double physical_memory_gib() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) / (1u << 30) : 0.0;
+}
 }  // namespace
+
+void add_worker_command(CLI::App& app, Outcome& outcome) {
+  // Started by `gemmlab tune`, not by people: no group, so --help does not list it.
+  auto* cmd = app.add_subcommand("worker", "Evaluation worker process of `gemmlab tune` (internal)")->group("");
+  cmd->callback([&outcome] { outcome.exit_status = run_worker(registry(), STDIN_FILENO, STDOUT_FILENO); });
+}
 
 void add_tune_command(CLI::App& app, Outcome& outcome) {
   struct Options {
     std::string backend = "cpu", kernel, precision = "fp32", strategy = default_strategy_name(), reference;
     std::int64_t m = 0, n = 0, k = 0;
     std::size_t budget = 100;
-    double time_limit = 0, early_abort = 3.0;
+    double time_limit = 0, early_abort = 3.0, timeout_factor = 10.0, timeout_floor = 30.0, worker_memory = -1;
+    bool in_process = false;
     std::uint64_t seed = 1;
     int threads = 0, device = 0;
     bool json = false;
@@ -49,6 +71,14 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
   cmd->add_option("--early-abort", o->early_abort,
                   "Stop measuring a configuration whose first run is this many times slower than the best (0: never)")
       ->capture_default_str();
+  cmd->add_option("--timeout-factor", o->timeout_factor,
+                  "A configuration is failed when it takes longer than this many times the best one's evaluation...")
+      ->capture_default_str();
+  cmd->add_option("--timeout-floor", o->timeout_floor, "...but never before this many seconds")->capture_default_str();
+  cmd->add_option("--worker-memory", o->worker_memory,
+                  "Address-space limit of the evaluation worker in GiB (default: the machine's physical memory; 0: none)");
+  cmd->add_flag("--in-process", o->in_process,
+                "Evaluate in this process instead of a sandboxed worker (a crash or hang then ends the run)");
   cmd->add_option("--threads", o->threads, "Threads of the reference (default: all cores)");
   cmd->add_option("--reference", o->reference, "Reference library (cpu: openblas, blis)");
   cmd->add_option("--device", o->device, "Device index within the backend")->capture_default_str();
@@ -59,13 +89,41 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     Backend& backend = registry().backend(o->backend);
     make_strategy(o->strategy);  // an unknown name fails before any work
     if (o->budget == 0) throw UsageError("--budget must be at least 1");
+    if (o->early_abort < 0) throw UsageError("--early-abort must be 0 (off) or a factor > 0");
+    if (o->timeout_factor <= 0 || o->timeout_floor <= 0) throw UsageError("--timeout-factor and --timeout-floor must be > 0");
     auto device = backend.open(o->device);
     const Problem p = Problem::packed(o->m, o->n, o->k, parse_precision(o->precision));
     validate(p);
     if (!kernel.supports(p.precision)) throw UsageError(o->kernel + " has no " + o->precision + " variant");
-    auto reference = backend.make_reference(o->reference.empty() ? backend.reference_names().front() : o->reference, *device);
-    reference->set_threads(o->threads > 0 ? o->threads : std::max(1, device->info().cores));
-    auto truth = cpu::load_cblas("openblas");
+    if (auto s = kernel.supported(device->info()); !s.ok) throw Unsupported(o->kernel + ": " + s.reason);
+    const std::string reference_name = o->reference.empty() ? backend.reference_names().front() : o->reference;
+    const int reference_threads = o->threads > 0 ? o->threads : std::max(1, device->info().cores);
+
+    TuneOptions options;
+    options.strategy = o->strategy;
+    options.budget = {.evaluations = o->budget, .seconds = o->time_limit};
+    options.seed = o->seed;
+    options.early_abort_factor = o->early_abort;
+    options.timeout_factor = o->timeout_factor;
+    options.timeout_floor_s = o->timeout_floor;
+
+    std::unique_ptr<Reference> reference, truth;
+    std::unique_ptr<ConfigurationRunner> runner;
+    if (o->in_process) {
+      reference = backend.make_reference(reference_name, *device);
+      reference->set_threads(reference_threads);
+      truth = cpu::load_cblas("openblas");
+      runner = std::make_unique<InProcessRunner>(*device, kernel, p, truth.get(), reference.get(), options.seed,
+                                                 options.measure);
+    } else {
+      backend.make_reference(reference_name, *device);  // an unknown name fails here, with the list
+      const double memory_gib = o->worker_memory >= 0 ? o->worker_memory : physical_memory_gib();
+      WorkerSetup setup{.backend = o->backend, .device = o->device, .kernel = o->kernel, .problem = p,
+                        .seed = options.seed, .reference = reference_name, .reference_threads = reference_threads,
+                        .measure = options.measure,
+                        .memory_limit_bytes = static_cast<std::uint64_t>(memory_gib * (1u << 30))};
+      runner = std::make_unique<WorkerRunner>(std::vector<std::string>{own_executable(), "worker"}, setup);
+    }
 
     const bool terminal = !o->json && isatty(STDOUT_FILENO);
     const auto start = std::chrono::steady_clock::now();
@@ -89,13 +147,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
                    to_string(last.config), best);
       }
     };
-    TuneOptions options;
-    options.strategy = o->strategy;
-    options.budget = {.evaluations = o->budget, .seconds = o->time_limit};
-    options.seed = o->seed;
-    if (o->early_abort < 0) throw UsageError("--early-abort must be 0 (off) or a factor > 0");
-    options.early_abort_factor = o->early_abort;
-    const TuneResult r = tune(*device, kernel, p, truth.get(), reference.get(), options, progress);
+    const TuneResult r = tune(kernel.space(device->info(), p.precision), p, *runner, options, progress);
     outcome.exit_status = r.best ? 0 : 1;
 
     if (o->json) {
@@ -107,6 +159,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
                          {"reference", {{"name", r.reference_name}, {"gflops", r.reference_gflops}}},
                          {"evaluations", r.history.size()}, {"space_size", r.space_size},
                          {"reused_from_cache", 0}, {"failed", r.failed}, {"invalid", r.invalid}, {"aborted", r.aborted},
+                         {"worker_restarts", r.worker_restarts},
                          {"strategy", o->strategy}, {"seed", o->seed}, {"history", history}});
     }
     if (terminal) fmt::print("\n");
@@ -117,7 +170,9 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     int rank = 0;
     for (const auto& e : r.top(5))
       fmt::print("{:>4} {:>10.1f} {:>9.3f}  {}\n", ++rank, e.gflops, e.ratio_to_reference, to_string(e.config));
-    fmt::print("failed: {}, invalid: {}, aborted early: {}\n", r.failed, r.invalid, r.aborted);
+    fmt::print("failed: {}, invalid: {}, aborted early: {}", r.failed, r.invalid, r.aborted);
+    if (r.worker_restarts > 0) fmt::print(" (the evaluation worker was restarted {} times)", r.worker_restarts);
+    fmt::print("\n");
   });
 }
 

@@ -44,10 +44,7 @@ Evaluation Evaluator::run(const Kernel& kernel, const Config& config, Reference*
   device_.synchronize();
   HostBuffer<std::byte> result(host_.c_initial().size());
   device_.download(result.data(), *operands_->c, result.size());
-  if (!expected_ready_) {
-    host_.compute_expected(truth_);
-    expected_ready_ = true;
-  }
+  compute_truth();
 
   Evaluation e;
   e.validation = host_.check(result.data());
@@ -79,6 +76,12 @@ Evaluation Evaluator::run(const Kernel& kernel, const Config& config, Reference*
   e.reference = timing(problem, std::move(reference_m));
   if (e.reference->gflops > 0) e.ratio_to_reference = e.kernel->gflops / e.reference->gflops;
   return e;
+}
+
+void Evaluator::compute_truth() {
+  if (expected_ready_) return;
+  host_.compute_expected(truth_);
+  expected_ready_ = true;
 }
 
 Timing Evaluator::time_reference(Reference& reference, const MeasureOptions& options) {

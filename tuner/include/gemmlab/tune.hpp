@@ -1,9 +1,11 @@
-// Tuning one kernel on one problem: a strategy walks the kernel's valid space, each configuration
-// is prepared, validated against the fp64 truth and timed through the Evaluator (operands and
-// truth made once), and the reference library is timed once in the same process for the ratios.
-// Evaluations run in this process for now: a configuration that crashes or hangs stops the run
-// (the sandboxed worker process is still to come). A configuration far slower than the best so
-// far is stopped after its first timed run (early abort).
+// Tuning one kernel on one problem: a strategy walks the kernel's valid space, and a
+// ConfigurationRunner evaluates each configuration it picks — prepared, validated against the
+// fp64 truth and timed through the Evaluator (operands and truth made once) — with the reference
+// library timed once on the same device for the ratios. The runner is either this process
+// (InProcessRunner: fast, for tests and trusted kernels) or a sandboxed worker process
+// (WorkerRunner in worker.hpp: a crash, hang or memory exhaustion costs one failed configuration).
+// A configuration far slower than the best so far is stopped after its first timed run (early
+// abort).
 #pragma once
 
 #include <functional>
@@ -25,7 +27,57 @@ struct TuneOptions {
   // A configuration whose first timed run is slower than this many times the best so far is
   // not measured further and is recorded as aborted (0: never).
   double early_abort_factor = 3.0;
+  // Per-configuration time limit of a sandboxed evaluation: this many times the wall time the
+  // evaluation of the best configuration so far took, and never less than timeout_floor_s (the
+  // limit before any configuration succeeded). An in-process runner cannot enforce it.
+  double timeout_factor = 10.0;
+  double timeout_floor_s = 30.0;
 };
+
+// What evaluating one configuration gave.
+struct RunOutcome {
+  Status status = Status::failed;
+  double time_s = 0;  // median (ok) or the single timed run (aborted)
+  double gflops = 0;
+  double max_rel_error = 0;
+  std::string reason;  // invalid / failed / aborted
+};
+
+// Evaluates configurations of one kernel on one problem, and times the reference once.
+class ConfigurationRunner {
+ public:
+  virtual ~ConfigurationRunner() = default;
+  // The reference library's name ("" when there is none) and its GFLOP/s on this problem
+  // (timed at the first call; 0 when there is none).
+  virtual std::string reference_name() const = 0;
+  virtual double reference_gflops() = 0;
+  // A configuration whose first timed run is longer than abort_above_s (> 0) is aborted; one
+  // that has not answered after timeout_s (> 0, where the runner can enforce it) is failed.
+  virtual RunOutcome run(const Config& config, double abort_above_s, double timeout_s) = 0;
+  // How many times the evaluation process had to be restarted (sandboxed runners).
+  virtual std::size_t restarts() const { return 0; }
+};
+
+// Runs configurations in this process through one Evaluator.
+class InProcessRunner final : public ConfigurationRunner {
+ public:
+  InProcessRunner(Device& device, const Kernel& kernel, const Problem& problem, Reference* truth_fp64,
+                  Reference* reference, std::uint64_t seed, const MeasureOptions& measure);
+  std::string reference_name() const override;
+  double reference_gflops() override;
+  RunOutcome run(const Config& config, double abort_above_s, double timeout_s) override;
+
+ private:
+  const Kernel& kernel_;
+  Reference* reference_;
+  MeasureOptions measure_;
+  std::uint64_t seed_;
+  Evaluator evaluator_;
+  std::optional<double> reference_gflops_;
+};
+
+// A kernel's RunOutcome from an Evaluation (shared by the in-process runner and the worker).
+RunOutcome outcome_of(const Evaluation& evaluation);
 
 struct TuneEntry {
   Config config;
@@ -43,6 +95,7 @@ struct TuneResult {
   double reference_gflops = 0;
   std::size_t space_size = 0;
   std::size_t failed = 0, invalid = 0, aborted = 0;
+  std::size_t worker_restarts = 0;
   // The best `n` successful entries, fastest first.
   std::vector<TuneEntry> top(std::size_t n) const;
 };
@@ -50,6 +103,12 @@ struct TuneResult {
 // Called after every evaluation with the result so far.
 using TuneProgress = std::function<void(const TuneResult&, const Budget&)>;
 
+// Tunes `kernel` over `space` (its valid space on the device) with `runner` evaluating.
+TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationRunner& runner,
+                const TuneOptions& options, const TuneProgress& progress = {});
+
+// In this process: tune(kernel.space(...), problem, InProcessRunner(...), ...). Throws Unsupported
+// when the device cannot run the kernel.
 TuneResult tune(Device& device, const Kernel& kernel, const Problem& problem, Reference* truth_fp64,
                 Reference* reference, const TuneOptions& options, const TuneProgress& progress = {});
 
