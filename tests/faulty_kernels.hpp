@@ -19,6 +19,7 @@ class FaultyKernel final : public Kernel {
   SearchSpace space(const DeviceInfo&, Precision) const override;
   Config default_config(const DeviceInfo&, Precision) const override { return {{"X", 1}}; }
   std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override;
+  std::string source_hash() const override { return "test"; }
 };
 
 // X in {1, 2}: X = 2 computes the same correct result but repeats the work 300 times.
@@ -32,6 +33,7 @@ class SlowKernel final : public Kernel {
   SearchSpace space(const DeviceInfo&, Precision) const override;
   Config default_config(const DeviceInfo&, Precision) const override { return {{"X", 1}}; }
   std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override;
+  std::string source_hash() const override { return "test"; }
 };
 
 // What a configuration of CrashingKernel does when it runs.
@@ -55,6 +57,7 @@ class CrashingKernel final : public Kernel {
   SearchSpace space(const DeviceInfo&, Precision) const override;
   Config default_config(const DeviceInfo&, Precision) const override { return {{"MODE", correct}}; }
   std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override;
+  std::string source_hash() const override { return "test"; }
 };
 
 // Adds the three kernels above to `registry` (whose cpu backend must be registered).

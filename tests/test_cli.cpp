@@ -1,10 +1,15 @@
 // The `gemmlab` program, run as a child process: exit status (0 ok, 1 wrong result, 2 bad
 // input), error messages and the JSON documents of each subcommand.
+#include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cfloat>
+#include <chrono>
+#include <filesystem>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -16,66 +21,21 @@
 #include <nlohmann/json.hpp>
 
 #include "gemmlab/cpu.hpp"
+#include "gemmlab/results_cache.hpp"
 #include "gemmlab/strategy.hpp"
+#include "cli_support.hpp"
 #include "test_support.hpp"
 
-#ifndef GEMMLAB_CLI
-#error "GEMMLAB_CLI must be the path of the gemmlab program"
-#endif
 
 namespace gemmlab {
 namespace {
 
 using nlohmann::json;
 using testing::contains;
-
-struct CliResult {
-  int status = -1;  // exit status; 128 + signal when killed
-  std::string out, err;
-};
-
-std::ostream& operator<<(std::ostream& os, const CliResult& r) {
-  return os << "exit status " << r.status << "\n--- stdout ---\n" << r.out << "\n--- stderr ---\n" << r.err;
-}
-
-// Runs `gemmlab <args>` with optional environment assignments in front.
-CliResult run_cli(const std::string& args, const std::string& env = "") {
-  std::string err_path = ::testing::TempDir() + "gemmlab_cli_stderr_XXXXXX";
-  const int fd = ::mkstemp(err_path.data());
-  if (fd < 0) {
-    ADD_FAILURE() << "mkstemp failed for " << err_path;
-    return {};
-  }
-  ::close(fd);
-  const std::string command = env + (env.empty() ? "" : " ") + "'" GEMMLAB_CLI "' " + args + " 2>'" + err_path + "'";
-  CliResult result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) {
-    ADD_FAILURE() << "popen failed: " << command;
-    return result;
-  }
-  char chunk[4096];
-  std::size_t got;
-  while ((got = std::fread(chunk, 1, sizeof chunk, pipe)) > 0) result.out.append(chunk, got);
-  const int raw = ::pclose(pipe);
-  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : WIFSIGNALED(raw) ? 128 + WTERMSIG(raw) : -1;
-  std::ifstream err(err_path);
-  std::stringstream text;
-  text << err.rdbuf();
-  result.err = text.str();
-  std::remove(err_path.c_str());
-  return result;
-}
-
-// Parses stdout as one JSON document; fails the test (and returns null) when it is not.
-json parse_json(const CliResult& r) {
-  try {
-    return json::parse(r.out);
-  } catch (const json::exception& e) {
-    ADD_FAILURE() << "stdout is not a JSON document (" << e.what() << ")\n" << r;
-    return json();
-  }
-}
+using testing::CliResult;
+using testing::parse_json;
+using testing::read_file;
+using testing::run_cli;
 
 bool have_avx512() { return cpu::detect().has_feature("avx512f"); }
 
@@ -454,6 +414,158 @@ TEST(CliTune, EvaluatesInAWorkerProcessUnlessToldOtherwise) {
   }
   const CliResult help = run_cli("--help");
   EXPECT_FALSE(contains(help.out, "worker")) << "the worker subcommand is internal\n" << help;
+}
+
+// A fresh directory for one test's files.
+std::string fresh_directory(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "gemmlab-" + name + "-" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(CliTune, ConstraintExpressionsFromTheCommandLineAndAFileNarrowTheSpace) {
+  const std::string dir = fresh_directory("constraints");
+  {
+    std::ofstream file(dir + "/extra.txt");
+    file << "# the tests' own constraints\n\nKC >= 256\n  NC % 64 == 0 || NC == 16\n";
+  }
+  const CliResult r = run_cli("tune --kernel 03_cache_blocked --m 20 --n 20 --k 20 --budget 6 --no-cache --json "
+                              "--constraint 'MC == 32' --constraints-file '" + dir + "/extra.txt'");
+  ASSERT_EQ(r.status, 0) << r;
+  const json j = parse_json(r);
+  EXPECT_EQ(j["evaluations"], 6);
+  for (const auto& h : j["history"]) {
+    EXPECT_EQ(h["params"]["MC"], 32) << h;
+    EXPECT_GE(h["params"]["KC"], 256) << h;
+    const int nc = h["params"]["NC"];
+    EXPECT_TRUE(nc % 64 == 0 || nc == 16) << h;
+  }
+}
+
+TEST(CliTune, AMalformedOrUnknownConstraintIsExitStatusTwoSayingWhere) {
+  const CliResult malformed = run_cli("tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --no-cache --constraint 'MC == (32'");
+  EXPECT_EQ(malformed.status, 2) << malformed;
+  EXPECT_TRUE(contains(malformed.err, "column 10")) << malformed;
+  const CliResult unknown = run_cli("tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --no-cache --constraint 'MR == 4'");
+  EXPECT_EQ(unknown.status, 2) << unknown;
+  EXPECT_TRUE(contains(unknown.err, "'MR'") && contains(unknown.err, "MC, KC, NC")) << unknown;
+  const CliResult empty = run_cli("tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --no-cache --constraint 'MC < 0'");
+  EXPECT_EQ(empty.status, 2) << empty;
+  const CliResult missing = run_cli("tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --no-cache --constraints-file /nonexistent/c.txt");
+  EXPECT_EQ(missing.status, 2) << missing;
+  EXPECT_TRUE(contains(missing.err, "/nonexistent/c.txt")) << missing;
+}
+
+// --- the results cache -------------------------------------------------------------------
+
+// Starts `gemmlab <args> >out_path` in the background.
+pid_t start_cli(const std::string& args, const std::string& out_path) {
+  const std::string command = "exec '" GEMMLAB_CLI "' " + args + " >'" + out_path + "' 2>'" + out_path + ".err'";
+  const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+  pid_t pid = -1;
+  EXPECT_EQ(::posix_spawn(&pid, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  return pid;
+}
+
+
+std::size_t results_in(const std::string& cache_path) {
+  std::size_t n = 0;
+  for (const auto& g : ResultsCache(cache_path).groups()) n += g.results;
+  return n;
+}
+
+std::vector<json> history_params(const json& j) {
+  std::vector<json> params;
+  for (const auto& h : j["history"]) params.push_back(h["params"]);
+  return params;
+}
+
+TEST(CliCache, ARerunReusesEveryResultAndSaysSo) {
+  const std::string dir = fresh_directory("rerun");
+  const std::string args = "tune --kernel 02_loop_order --m 30 --n 31 --k 32 --budget 1 --json --cache '" + dir + "/c.sqlite'";
+  const CliResult first = run_cli(args);
+  ASSERT_EQ(first.status, 0) << first;
+  EXPECT_EQ(parse_json(first)["reused_from_cache"], 0);
+  const CliResult second = run_cli(args);
+  ASSERT_EQ(second.status, 0) << second;
+  const json j = parse_json(second);
+  EXPECT_EQ(j["reused_from_cache"], 1) << second;
+  EXPECT_EQ(j["history"][0]["from_cache"], true) << second;
+  EXPECT_EQ(j["best"]["gflops"], parse_json(first)["best"]["gflops"]) << "the cached measurement is the one reused";
+  const CliResult off = run_cli("tune --kernel 02_loop_order --m 30 --n 31 --k 32 --budget 1 --json --no-cache");
+  ASSERT_EQ(off.status, 0) << off;
+  EXPECT_EQ(parse_json(off)["reused_from_cache"], 0);
+}
+
+TEST(CliCache, AfterKillNineTheSameCommandContinuesFromTheCachedResults) {
+  const std::string dir = fresh_directory("kill9");
+  const std::string options = "tune --kernel 03_cache_blocked --m 160 --n 150 --k 140 --budget 40 --strategy random --seed 9 --json";
+  const std::string killed_cache = dir + "/killed.sqlite";
+  const pid_t pid = start_cli(options + " --cache '" + killed_cache + "'", dir + "/killed.json");
+  ASSERT_GT(pid, 0);
+  // Kill it once a few results are in, at whatever it is doing then.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < deadline &&
+         (!std::filesystem::exists(killed_cache) || results_in(killed_cache) < 4))
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      << "the run ended before it was killed; the test needs a longer run\n" << read_file(dir + "/killed.json.err");
+  const std::size_t stored = results_in(killed_cache);
+  ASSERT_GE(stored, 4u);
+  ASSERT_LT(stored, 40u);
+
+  const CliResult resumed = run_cli(options + " --cache '" + killed_cache + "'");
+  ASSERT_EQ(resumed.status, 0) << resumed;
+  const json r = parse_json(resumed);
+  EXPECT_EQ(r["evaluations"], 40);
+  EXPECT_EQ(r["reused_from_cache"], stored) << "every result stored before the kill is reused, nothing else";
+  EXPECT_EQ(results_in(killed_cache), 40u);
+
+  // The resumed run took the same path as a run that was never interrupted.
+  const CliResult whole = run_cli(options + " --cache '" + dir + "/whole.sqlite'");
+  ASSERT_EQ(whole.status, 0) << whole;
+  EXPECT_EQ(history_params(r), history_params(parse_json(whole)));
+}
+
+TEST(CliCache, TwoRunsSharingOneCacheBothComplete) {
+  const std::string dir = fresh_directory("concurrent");
+  const std::string cache = dir + "/shared.sqlite";
+  std::vector<pid_t> runs;
+  for (int seed : {1, 2})
+    runs.push_back(start_cli("tune --kernel 03_cache_blocked --m 200 --n 200 --k 200 --budget 40 --strategy random --json --seed " +
+                                 std::to_string(seed) + " --cache '" + cache + "'",
+                             dir + "/run" + std::to_string(seed) + ".json"));
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(runs[i], &status, 0), runs[i]);
+    const std::string out = dir + "/run" + std::to_string(i + 1) + ".json";
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_file(out) << read_file(out + ".err");
+    EXPECT_EQ(json::parse(read_file(out))["evaluations"], 40);
+  }
+  std::set<json> distinct;
+  for (int seed : {1, 2})
+    for (const auto& p : history_params(json::parse(read_file(dir + "/run" + std::to_string(seed) + ".json")))) distinct.insert(p);
+  EXPECT_EQ(results_in(cache), distinct.size()) << "every configuration either run evaluated is stored once";
+}
+
+TEST(CliCache, AFileThatIsNotAGemmlabCacheIsAClearErrorAndIsLeftAlone) {
+  const std::string dir = fresh_directory("corrupt");
+  const std::string path = dir + "/not-a-cache.sqlite";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "these are someone's notes, not a database\n";
+  }
+  const std::string before = read_file(path);
+  const CliResult r = run_cli("tune --kernel 02_loop_order --m 8 --n 8 --k 8 --budget 1 --cache '" + path + "'");
+  EXPECT_EQ(r.status, 2) << r;
+  EXPECT_TRUE(contains(r.err, path)) << r;
+  EXPECT_EQ(read_file(path), before) << "the file was modified";
+  const CliResult both = run_cli("tune --kernel 02_loop_order --m 8 --n 8 --k 8 --budget 1 --no-cache --cache '" + path + "'");
+  EXPECT_EQ(both.status, 2) << both;
 }
 
 TEST(CliReplay, JsonReportsEveryStrategyAtTheBudgets) {

@@ -1,7 +1,10 @@
 // Sandboxed evaluation: real crashes, hangs, aborts and memory exhaustion in a worker process
 // (the test worker knows the deliberately faulty kernels of faulty_kernels.hpp). Each is recorded
 // as failed with its reason, the worker is restarted, and tuning goes on.
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
 
 #include "faulty_kernels.hpp"
 #include "gemmlab/worker.hpp"
@@ -56,6 +59,28 @@ TEST(Sandbox, CrashesHangsAndAbortsAreFailedWithTheirReasonAndTuningGoesOn) {
   ASSERT_TRUE(r.best.has_value());
   EXPECT_TRUE(r.best->config.at("MODE") == testing::correct || r.best->config.at("MODE") == testing::correct_again);
   EXPECT_GT(r.reference_gflops, 0) << "the reference is timed in the worker";
+}
+
+TEST(Sandbox, CachedFailuresAreReusedExceptTimeouts) {
+  const testing::CrashingKernel kernel;
+  const Problem p = setup_for("crashing").problem;
+  const std::string path = ::testing::TempDir() + "gemmlab-sandbox-cache-" + std::to_string(::getpid()) + ".sqlite";
+  std::remove(path.c_str());
+  ResultsCache results(path);
+  const TuneCache cache{.cache = &results, .key = cache_key(cpu_device().info(), kernel, p)};
+  WorkerRunner runner(test_worker, setup_for("crashing"));
+  const SearchSpace space = kernel.space(cpu_device().info(), p.precision);
+  const TuneResult first = tune(space, p, runner, exhaustive(5), {}, cache);
+  EXPECT_EQ(first.reused_from_cache, 0u);
+  const TuneResult again = tune(space, p, runner, exhaustive(5), {}, cache);
+  EXPECT_EQ(again.reused_from_cache, 4u) << "all but the timed-out configuration";
+  ASSERT_EQ(again.history.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(again.history[i].status, first.history[i].status) << i;
+    EXPECT_EQ(again.history[i].from_cache, i != 2) << i;
+  }
+  EXPECT_EQ(again.history[1].reason, first.history[1].reason) << "a cached crash keeps its reason";
+  std::remove(path.c_str());
 }
 
 TEST(Sandbox, TheTimeoutIsAMultipleOfTheBestEvaluationWithAFloor) {

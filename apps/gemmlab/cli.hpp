@@ -36,4 +36,9 @@ std::vector<const Kernel*> select_kernels(const std::string& backend, const std:
 
 void print_json(const nlohmann::json& document);
 
+// Adds constraints given as expressions (--constraint, and a file with one per line, `#` comments)
+// to `space`. A malformed expression or an unknown parameter name is a UsageError naming where it
+// came from.
+void add_user_constraints(SearchSpace& space, const std::vector<std::string>& expressions, const std::string& file);
+
 }  // namespace gemmlab::cli

@@ -1,6 +1,8 @@
+#include <fstream>
 #include <iostream>
 
 #include "cli.hpp"
+#include "gemmlab/expression.hpp"
 
 namespace gemmlab::cli {
 
@@ -14,6 +16,38 @@ std::vector<const Kernel*> select_kernels(const std::string& backend, const std:
     return {&registry().kernel(backend, kernel)};
   }
   return registry().kernels(backend);
+}
+
+void add_user_constraints(SearchSpace& space, const std::vector<std::string>& expressions, const std::string& file) {
+  std::vector<std::pair<std::string, std::string>> sources;  // (expression, where it came from)
+  for (const auto& e : expressions) sources.emplace_back(e, "--constraint");
+  if (!file.empty()) {
+    std::ifstream in(file);
+    if (!in) throw UsageError("cannot read the constraints file " + file);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      const auto first = line.find_first_not_of(" \t\r");
+      if (first == std::string::npos || line[first] == '#') continue;  // blank lines and comments
+      sources.emplace_back(line, file + ":" + std::to_string(number));
+    }
+  }
+  for (const auto& [text, where] : sources) {
+    const Expression e = [&] {
+      try {
+        return Expression::parse(text);
+      } catch (const ExpressionError& error) {
+        throw UsageError(where + ": " + error.what());
+      }
+    }();
+    for (const auto& name : e.names())
+      if (space.find(name) == nullptr) {
+        std::string known;
+        for (const auto& p : space.parameters()) known += (known.empty() ? "" : ", ") + p.name;
+        throw UsageError(where + ": '" + name + "' in \"" + text + "\" is not a parameter of this kernel (parameters: " +
+                         known + ")");
+      }
+    space.constrain(e.text(), e.names(), [e](const Config& c) { return e.holds(c); });
+  }
 }
 
 void print_json(const nlohmann::json& document) { std::cout << document.dump(2) << std::endl; }

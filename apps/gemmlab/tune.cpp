@@ -21,6 +21,7 @@ nlohmann::json entry_json(const TuneEntry& e) {
     j["max_rel_error"] = e.max_rel_error;
   }
   if (!e.reason.empty()) j["reason"] = e.reason;
+  if (e.from_cache) j["from_cache"] = true;
   return j;
 }
 
@@ -47,7 +48,10 @@ void add_worker_command(CLI::App& app, Outcome& outcome) {
 
 void add_tune_command(CLI::App& app, Outcome& outcome) {
   struct Options {
-    std::string backend = "cpu", kernel, precision = "fp32", strategy = default_strategy_name(), reference;
+    std::string backend = "cpu", kernel, precision = "fp32", strategy = default_strategy_name(), reference, cache;
+    std::vector<std::string> constraints;
+    std::string constraints_file;
+    bool no_cache = false;
     std::int64_t m = 0, n = 0, k = 0;
     std::size_t budget = 100;
     double time_limit = 0, early_abort = 3.0, timeout_factor = 10.0, timeout_floor = 30.0, worker_memory = -1;
@@ -77,6 +81,14 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
   cmd->add_option("--timeout-floor", o->timeout_floor, "...but never before this many seconds")->capture_default_str();
   cmd->add_option("--worker-memory", o->worker_memory,
                   "Address-space limit of the evaluation worker in GiB (default: the machine's physical memory; 0: none)");
+  cmd->add_option("--constraint", o->constraints,
+                  "An extra constraint as an expression over the parameters, e.g. 'MC % 16 == 0 && KC <= 512' "
+                  "(repeatable)");
+  cmd->add_option("--constraints-file", o->constraints_file, "A file of such expressions, one per line (# comments)");
+  cmd->add_option("--cache", o->cache,
+                  "Results cache (SQLite) to reuse and extend (default: $XDG_CACHE_HOME/gemmlab/results.sqlite, "
+                  "else ~/.cache/gemmlab/results.sqlite)");
+  cmd->add_flag("--no-cache", o->no_cache, "Neither reuse nor store results");
   cmd->add_flag("--in-process", o->in_process,
                 "Evaluate in this process instead of a sandboxed worker (a crash or hang then ends the run)");
   cmd->add_option("--threads", o->threads, "Threads of the reference (default: all cores)");
@@ -106,6 +118,21 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     options.early_abort_factor = o->early_abort;
     options.timeout_factor = o->timeout_factor;
     options.timeout_floor_s = o->timeout_floor;
+
+    SearchSpace space = kernel.space(device->info(), p.precision);
+    add_user_constraints(space, o->constraints, o->constraints_file);
+    if (space.valid_size() == 0) throw UsageError("no configuration of " + o->kernel + " satisfies every constraint");
+    if (o->no_cache && !o->cache.empty()) throw UsageError("--cache and --no-cache exclude each other");
+    std::optional<ResultsCache> results;  // opened before any work: a bad file fails at once
+    TuneCache cache;
+    if (!o->no_cache) {
+      try {
+        results.emplace(o->cache.empty() ? ResultsCache::default_path() : o->cache);
+      } catch (const CacheError& e) {
+        throw UsageError(e.what());
+      }
+      cache = {.cache = &*results, .key = cache_key(device->info(), kernel, p)};
+    }
 
     std::unique_ptr<Reference> reference, truth;
     std::unique_ptr<ConfigurationRunner> runner;
@@ -142,12 +169,12 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
         std::fflush(stdout);
       } else {
         const TuneEntry& last = r.history.back();
-        fmt::print("{}/{} {} {} {}  | {}\n", done, total, to_string(last.status),
+        fmt::print("{}/{} {}{} {} {}  | {}\n", done, total, to_string(last.status), last.from_cache ? " (cached)" : "",
                    last.status == Status::ok ? fmt::format("{:.1f} GFLOP/s", last.gflops) : last.reason,
                    to_string(last.config), best);
       }
     };
-    const TuneResult r = tune(kernel.space(device->info(), p.precision), p, *runner, options, progress);
+    const TuneResult r = tune(space, p, *runner, options, progress, cache);
     outcome.exit_status = r.best ? 0 : 1;
 
     if (o->json) {
@@ -158,7 +185,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
                          {"best", r.best ? entry_json(*r.best) : nlohmann::json()},
                          {"reference", {{"name", r.reference_name}, {"gflops", r.reference_gflops}}},
                          {"evaluations", r.history.size()}, {"space_size", r.space_size},
-                         {"reused_from_cache", 0}, {"failed", r.failed}, {"invalid", r.invalid}, {"aborted", r.aborted},
+                         {"reused_from_cache", r.reused_from_cache}, {"cache", results ? results->path() : ""}, {"failed", r.failed}, {"invalid", r.invalid}, {"aborted", r.aborted},
                          {"worker_restarts", r.worker_restarts},
                          {"strategy", o->strategy}, {"seed", o->seed}, {"history", history}});
     }
@@ -171,6 +198,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     for (const auto& e : r.top(5))
       fmt::print("{:>4} {:>10.1f} {:>9.3f}  {}\n", ++rank, e.gflops, e.ratio_to_reference, to_string(e.config));
     fmt::print("failed: {}, invalid: {}, aborted early: {}", r.failed, r.invalid, r.aborted);
+    if (results) fmt::print("; {} of {} reused from the cache {}", r.reused_from_cache, r.history.size(), results->path());
     if (r.worker_restarts > 0) fmt::print(" (the evaluation worker was restarted {} times)", r.worker_restarts);
     fmt::print("\n");
   });

@@ -52,6 +52,10 @@ class RoutineExecutable final : public Executable {
   Routine routine_;
 };
 
+// SHA-256 of the kernel file `stem` (e.g. "05_packed_avx512"), the shared CPU kernel code and
+// the compiler and flags; generated at build time (cmake/kernel_source_hashes.cmake).
+std::string_view source_hash(std::string_view stem);
+
 class CpuKernel : public Kernel {
  public:
   CpuKernel(std::string name, std::string summary, std::vector<std::string> required_features)
@@ -65,6 +69,8 @@ class CpuKernel : public Kernel {
   Support supported(const DeviceInfo& device) const override;
   std::unique_ptr<Executable> prepare(Device& device, const Problem& problem,
                                       const Config& config) const final;
+  // Each kernel's file is named after it.
+  std::string source_hash() const override { return std::string(cpu::source_hash(name_)); }
 
  protected:
   // Called with a valid problem and a configuration that satisfies space().

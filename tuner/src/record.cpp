@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -77,6 +78,21 @@ ParamValue integer_value(const nlohmann::json& v, const std::string& name, const
   throw std::runtime_error(path + ": parameter " + name + " has the value " + v.dump() +
                            "; only integer parameters are supported");
 }
+
+// The number and string fields of `j` not named in `known`.
+std::map<std::string, RecordValue> extra_fields(const nlohmann::json& j, const std::vector<std::string>& known) {
+  std::map<std::string, RecordValue> extra;
+  for (const auto& [name, value] : j.items()) {
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    if (value.is_number()) extra[name] = value.get<double>();
+    else if (value.is_string()) extra[name] = value.get<std::string>();
+  }
+  return extra;
+}
+
+void put_extra_fields(nlohmann::json& j, const std::map<std::string, RecordValue>& extra) {
+  for (const auto& field : extra) std::visit([&](const auto& v) { j[field.first] = v; }, field.second);
+}
 }  // namespace
 
 namespace {
@@ -125,6 +141,11 @@ Record record_from_json(const nlohmann::json& j, const std::string& path) {
     std::sort(p.values.begin(), p.values.end());
     r.parameters.push_back(std::move(p));
   }
+  static const std::vector<std::string> top_level = {"device_name", "kernel_name",      "problem_size", "objective",
+                                                     "tune_params", "tune_params_keys", "cache"};
+  r.extra = extra_fields(j, top_level);
+  std::vector<std::string> entry_fields = {"time"};
+  for (const auto& p : r.parameters) entry_fields.push_back(p.name);
   for (const auto& [key, entry] : required(j, "cache", path).items()) {
     RecordEntry e;
     std::string expected_key;
@@ -142,14 +163,16 @@ Record record_from_json(const nlohmann::json& j, const std::string& path) {
     } else {
       e.failure = time.is_string() ? time.get<std::string>() : time.dump();
     }
+    e.extra = extra_fields(entry, entry_fields);
     r.entries.push_back(std::move(e));
   }
   return r;
 }
 }  // namespace
 
-void save_record(const Record& record, const std::string& path) {
+std::string format_record(const Record& record) {
   nlohmann::json j;
+  put_extra_fields(j, record.extra);  // first, so that a clash never replaces a field below
   j["device_name"] = record.device_name;
   j["kernel_name"] = record.kernel_name;
   j["problem_size"] = record.problem_size;
@@ -164,6 +187,7 @@ void save_record(const Record& record, const std::string& path) {
   for (const auto& e : record.entries) {
     std::string key;
     nlohmann::json entry;
+    put_extra_fields(entry, e.extra);
     for (const auto& p : record.parameters) {
       key += (key.empty() ? "" : ",") + std::to_string(e.config.at(p.name));
       entry[p.name] = e.config.at(p.name);
@@ -172,7 +196,11 @@ void save_record(const Record& record, const std::string& path) {
     else entry["time"] = e.failure.empty() ? std::string("RuntimeFailedConfig") : e.failure;
     j["cache"][key] = entry;
   }
-  const std::string text = j.dump(1);
+  return j.dump(1);
+}
+
+void save_record(const Record& record, const std::string& path) {
+  const std::string text = format_record(record);
   const bool gzip = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
   gzFile f = gzopen(path.c_str(), gzip ? "wb9" : "wbT");  // "T": write without compression
   if (f == nullptr) throw std::runtime_error(path + ": cannot create");

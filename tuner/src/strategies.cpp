@@ -3,7 +3,6 @@
 // and on recorded spaces.
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "gemmlab/strategy.hpp"
 
@@ -157,14 +156,20 @@ class Genetic final : public Strategy {
   }
 };
 
-// Model-based search with a tree-structured Parzen estimator (TPE). After a few random
-// evaluations, the observations are split into the best quarter ("good") and the rest (failures
-// included); for every parameter, a density over its values is estimated from each group, with
-// each observation spread over neighbouring values (the value lists are ordered, so a good tile
-// size makes the next size up or down plausible too). Every unevaluated candidate is scored by
-// sum over parameters of log(good density / other density), and the best-scoring one is evaluated
-// next; now and then a random candidate instead, so the model keeps being tested. The densities
-// treat parameters independently: cheap enough to score every candidate at every step.
+// Model-based search with a multivariate tree-structured Parzen estimator (TPE), as Optuna's
+// TPESampler(multivariate=True), whose candidates include the local-search neighbourhood.
+//
+// After a few random evaluations, the successful observations are split into the best tenth
+// ("good") and the rest (failures included). Each group gives a density over configurations: a
+// mixture with one component per observation plus a uniform one (the prior). A component is a
+// product over parameters of a discrete Gaussian over the value index: the value lists are
+// ordered, so a good tile size makes the next size up or down plausible too, and the product
+// keeps the parameters together, so the density sees interactions (a tile size that is good only
+// with a matching thread-block shape) that per-parameter densities average away. The candidates
+// are draws from the good density l and every one-parameter move away from a good configuration
+// (the moves of local search); the one with the highest l/g, TPE's stand-in for the expected
+// improvement, is evaluated next. Draws keep the model exploring; the moves let it refine the
+// good configurations without leaving it to chance that a draw lands next to them.
 class Parzen final : public Strategy {
  public:
   std::string name() const override { return "bayesian"; }
@@ -172,10 +177,8 @@ class Parzen final : public Strategy {
     const std::size_t initial = std::min<std::size_t>(initial_random, ctx.remaining());
     for (std::size_t i = 0; i < initial && !ctx.done(); ++i)
       if (auto c = ctx.random_unevaluated()) ctx.evaluate(*c);
-    std::uniform_real_distribution<double> unit(0.0, 1.0);
     while (!ctx.done()) {
-      std::optional<std::size_t> next;
-      if (unit(ctx.rng()) >= explore) next = best_scoring(ctx);
+      std::optional<std::size_t> next = best_candidate(ctx);
       if (!next) next = ctx.random_unevaluated();
       if (!next) return;
       ctx.evaluate(*next);
@@ -183,12 +186,78 @@ class Parzen final : public Strategy {
   }
 
  private:
+  // hyperopt's start: enough random configurations for a first split into good and other.
   static constexpr std::size_t initial_random = 20;
-  static constexpr double explore = 0.1, good_fraction = 0.25, prior_weight = 1.0;
+  // The uniform component weighs as much as one observation (Optuna's and hyperopt's default).
+  static constexpr double prior_weight = 1.0;
+  // Kernel width 0.2 x (number of values) x n^(-1/(d+4)): Optuna's multivariate rule (Scott's).
+  static constexpr double sigma0 = 0.2;
+  // Draws from l per step (Optuna: 24): scoring is cheap, and more draws sharpen the pick.
+  static constexpr std::size_t draws = 64;
+  // Bound on draws rejected (outside the domain or already evaluated) per kept one.
+  static constexpr std::size_t tries_per_draw = 16;
 
-  // log(good density / other density) for every value of every parameter.
-  static std::vector<std::vector<double>> log_ratios(const SearchContext& ctx) {
+  // Optuna's split: the best 10% of the successful observations, at most 25, at least 1.
+  static std::size_t good_count(std::size_t successes) {
+    return std::clamp<std::size_t>((successes + 9) / 10, 1, 25);
+  }
+
+  // One group's density: log kernel tables per parameter and the observations it is built from.
+  struct Mixture {
+    std::vector<std::vector<double>> log_kernel;  // [parameter][centre index * values + value]
+    std::vector<std::size_t> centres;             // candidates
+    double log_prior = 0;                         // log(prior weight x uniform density on the grid)
+  };
+
+  static Mixture mixture(const SearchDomain& d, const std::vector<std::size_t>& active,
+                         std::vector<std::size_t> centres) {
+    Mixture m;
+    m.centres = std::move(centres);
+    const double n = static_cast<double>(std::max<std::size_t>(1, m.centres.size()));
+    const double shrink = std::pow(n, -1.0 / (static_cast<double>(active.size()) + 4.0));  // Scott's rule
+    m.log_kernel.resize(d.parameters().size());
+    m.log_prior = std::log(prior_weight);
+    for (std::size_t i : active) {
+      const std::size_t values = d.parameters()[i].values.size();
+      const double sigma = sigma0 * static_cast<double>(values) * shrink;
+      m.log_prior -= std::log(static_cast<double>(values));
+      std::vector<double>& table = m.log_kernel[i];
+      table.resize(values * values);
+      for (std::size_t a = 0; a < values; ++a) {
+        double total = 0;
+        for (std::size_t v = 0; v < values; ++v) {
+          const double z = (static_cast<double>(v) - static_cast<double>(a)) / sigma;
+          table[a * values + v] = -0.5 * z * z;
+          total += std::exp(table[a * values + v]);
+        }
+        for (std::size_t v = 0; v < values; ++v) table[a * values + v] -= std::log(total);
+      }
+    }
+    return m;
+  }
+
+  // log density of `p` under `m` (log-sum-exp over the components).
+  static double log_density(const SearchDomain& d, const std::vector<std::size_t>& active, const Mixture& m,
+                            const Point& p, std::vector<double>& terms) {
+    terms.assign(1, m.log_prior);
+    for (std::size_t c : m.centres) {
+      const Point& centre = d.point(c);
+      double s = 0;
+      for (std::size_t i : active) s += m.log_kernel[i][centre[i] * d.parameters()[i].values.size() + p[i]];
+      terms.push_back(s);
+    }
+    const double top = *std::max_element(terms.begin(), terms.end());
+    double sum = 0;
+    for (double t : terms) sum += std::exp(t - top);
+    return top + std::log(sum) - std::log(static_cast<double>(m.centres.size()) + prior_weight);
+  }
+
+  static std::optional<std::size_t> best_candidate(SearchContext& ctx) {
     const SearchDomain& d = ctx.domain();
+    std::vector<std::size_t> active;  // parameters with a choice; the others add nothing
+    for (std::size_t i = 0; i < d.parameters().size(); ++i)
+      if (d.parameters()[i].values.size() > 1) active.push_back(i);
+
     std::vector<const Observation*> sorted;
     for (const auto& o : ctx.history()) sorted.push_back(&o);
     std::stable_sort(sorted.begin(), sorted.end(), [](const Observation* a, const Observation* b) {
@@ -196,44 +265,49 @@ class Parzen final : public Strategy {
     });
     std::size_t successes = 0;
     for (const auto* o : sorted) successes += o->status == Status::ok;
-    const std::size_t good = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(good_fraction * static_cast<double>(successes))));
-    std::vector<std::vector<double>> ratios(d.parameters().size());
-    for (std::size_t i = 0; i < d.parameters().size(); ++i) {
-      const std::size_t values = d.parameters()[i].values.size();
-      std::vector<double> in_good(values, prior_weight / static_cast<double>(values)), in_other(in_good);
-      const double width = std::max(0.5, static_cast<double>(values) / 8.0);  // spread in value steps
-      for (std::size_t k = 0; k < sorted.size(); ++k) {
-        std::vector<double>& density = k < good && sorted[k]->status == Status::ok ? in_good : in_other;
-        const double at = d.point(sorted[k]->candidate)[i];
-        double total = 0;
-        std::vector<double> spread(values);
-        for (std::size_t v = 0; v < values; ++v) total += spread[v] = std::exp(-0.5 * std::pow((static_cast<double>(v) - at) / width, 2));
-        for (std::size_t v = 0; v < values; ++v) density[v] += spread[v] / total;
-      }
-      const double sum_good = std::accumulate(in_good.begin(), in_good.end(), 0.0);
-      const double sum_other = std::accumulate(in_other.begin(), in_other.end(), 0.0);
-      ratios[i].resize(values);
-      for (std::size_t v = 0; v < values; ++v) ratios[i][v] = std::log(in_good[v] / sum_good) - std::log(in_other[v] / sum_other);
-    }
-    return ratios;
-  }
+    if (successes == 0) return std::nullopt;  // nothing to model yet
+    std::vector<std::size_t> good, other;
+    const std::size_t want_good = good_count(successes);
+    for (const auto* o : sorted)
+      (good.size() < want_good && o->status == Status::ok ? good : other).push_back(o->candidate);
+    const Mixture l = mixture(d, active, good), g = mixture(d, active, std::move(other));
 
-  static std::optional<std::size_t> best_scoring(SearchContext& ctx) {
-    const SearchDomain& d = ctx.domain();
-    const auto ratios = log_ratios(ctx);
+    // Candidates: draws from l (a component at random, then every parameter from its kernel; the
+    // uniform component is a random unevaluated candidate), kept when in the domain and new ...
+    std::vector<std::size_t> candidates;
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    std::uniform_int_distribution<std::size_t> pick(0, good.size() - 1);
+    const double p_prior = prior_weight / (static_cast<double>(good.size()) + prior_weight);
+    Point p(d.parameters().size(), 0);
+    for (std::size_t attempt = 0; attempt < tries_per_draw * draws && candidates.size() < draws; ++attempt) {
+      if (unit(ctx.rng()) < p_prior) {
+        if (auto c = ctx.random_unevaluated()) candidates.push_back(*c);
+        continue;
+      }
+      const Point& centre = d.point(good[pick(ctx.rng())]);
+      for (std::size_t i : active) {
+        const std::size_t values = d.parameters()[i].values.size();
+        double u = unit(ctx.rng());
+        std::size_t v = 0;
+        while (v + 1 < values && (u -= std::exp(l.log_kernel[i][centre[i] * values + v])) >= 0) ++v;
+        p[i] = static_cast<std::uint16_t>(v);
+      }
+      if (auto c = d.find(p); c && !ctx.evaluated(*c)) candidates.push_back(*c);
+    }
+    // ... and the unevaluated one-parameter moves from every good configuration.
+    for (std::size_t c : good)
+      for (std::size_t m : d.neighbours(c, SearchSpace::Neighbourhood::any))
+        if (!ctx.evaluated(m)) candidates.push_back(m);
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+
     std::optional<std::size_t> best;
     double best_score = -std::numeric_limits<double>::infinity();
-    std::size_t ties = 0;
-    for (std::size_t c = 0; c < d.size(); ++c) {
-      if (ctx.evaluated(c)) continue;
-      const Point& p = d.point(c);
-      double score = 0;
-      for (std::size_t i = 0; i < p.size(); ++i) score += ratios[i][p[i]];
-      if (score > best_score) {
-        best_score = score, best = c, ties = 1;
-      } else if (score == best_score && std::uniform_int_distribution<std::size_t>(0, ties++)(ctx.rng()) == 0) {
-        best = c;  // uniform among equal scores
-      }
+    std::vector<double> terms;
+    for (std::size_t c : candidates) {
+      const double score =
+          log_density(d, active, l, d.point(c), terms) - log_density(d, active, g, d.point(c), terms);
+      if (score > best_score) best_score = score, best = c;
     }
     return best;
   }

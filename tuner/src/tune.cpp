@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "gemmlab/kernel.hpp"
 
@@ -52,8 +53,26 @@ RunOutcome InProcessRunner::run(const Config& config, double abort_above_s, doub
   }
 }
 
+CacheKey cache_key(const DeviceInfo& device, const Kernel& kernel, const Problem& problem) {
+  char layout[160];
+  std::snprintf(layout, sizeof layout, "row-major lda=%lld ldb=%lld ldc=%lld alpha=%.17g beta=%.17g",
+                static_cast<long long>(problem.lda), static_cast<long long>(problem.ldb),
+                static_cast<long long>(problem.ldc), problem.alpha, problem.beta);
+  return {.device = fingerprint(device), .backend = std::string(kernel.backend()), .kernel = std::string(kernel.name()),
+          .kernel_hash = kernel.source_hash(), .m = problem.m, .n = problem.n, .k = problem.k,
+          .precision = std::string(to_string(problem.precision)), .layout = layout};
+}
+
+namespace {
+// A cached failure by timeout is measured again: the limit depends on the run (the best so far,
+// --timeout-floor), and a longer one may let the configuration finish.
+bool reusable(const CachedResult& cached) {
+  return !(cached.status == Status::failed && cached.reason.rfind("timed out", 0) == 0);
+}
+}  // namespace
+
 TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationRunner& runner,
-                const TuneOptions& options, const TuneProgress& progress) {
+                const TuneOptions& options, const TuneProgress& progress, const TuneCache& cache) {
   const SearchDomain domain(space);
   auto strategy = make_strategy(options.strategy);
 
@@ -70,9 +89,25 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
     if (options.early_abort_factor > 0 && result.best)
       abort_above_s = options.early_abort_factor * problem.flops() / (result.best->gflops * 1e9);
     const double timeout_s = std::max(options.timeout_floor_s, options.timeout_factor * best_wall_s);
-    const auto start = std::chrono::steady_clock::now();
-    const RunOutcome run = runner.run(entry.config, abort_above_s, timeout_s);
-    const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    RunOutcome run;
+    double wall_s = 0;
+    std::optional<CachedResult> cached;
+    if (cache.cache != nullptr) cached = cache.cache->find(cache.key, entry.config);
+    if (cached && reusable(*cached)) {
+      run = {.status = cached->status, .time_s = cached->time_s, .gflops = cached->gflops,
+             .max_rel_error = cached->max_rel_error, .reason = cached->reason};
+      entry.from_cache = true;
+      ++result.reused_from_cache;
+    } else {
+      const auto start = std::chrono::steady_clock::now();
+      run = runner.run(entry.config, abort_above_s, timeout_s);
+      wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (cache.cache != nullptr)
+        cache.cache->store(cache.key, {.config = entry.config, .status = run.status, .time_s = run.time_s,
+                                       .gflops = run.gflops, .max_rel_error = run.max_rel_error, .reason = run.reason,
+                                       .reference_name = result.reference_name,
+                                       .reference_gflops = result.reference_gflops, .recorded_at = ""});
+    }
 
     entry.status = run.status;
     entry.gflops = run.gflops;
@@ -87,7 +122,7 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
     result.aborted += entry.status == Status::aborted;
     if (entry.status == Status::ok && (!result.best || entry.gflops > result.best->gflops)) {
       result.best = entry;
-      best_wall_s = wall_s;
+      if (!entry.from_cache) best_wall_s = wall_s;  // a reused one's is unknown: keep the last
     }
     result.worker_restarts = runner.restarts();
 

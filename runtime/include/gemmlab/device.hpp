@@ -47,6 +47,12 @@ struct DeviceInfo {
   std::int64_t cache_bytes(int level) const;
 };
 
+// Identifies a device model for the results cache: "<backend>:<name> <16 hex digits>", the digits
+// a hash of what decides a kernel's speed and is stable across runs (name, vendor, cores, SIMD
+// width, features, caches, FMA units) — not the clock, which the OS reports as it varies, and
+// not the index or measured ceilings. Two machines of the same model share it, as they should.
+std::string fingerprint(const DeviceInfo& device);
+
 // Memory owned by a device. On the CPU this is host memory.
 class DeviceBuffer {
  public:

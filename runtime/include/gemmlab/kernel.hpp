@@ -56,6 +56,10 @@ class Kernel {
   // cannot build, std::invalid_argument for an unsupported problem.
   virtual std::unique_ptr<Executable> prepare(Device& device, const Problem& problem,
                                               const Config& config) const = 0;
+  // A hash of everything that decides what the built kernel does and how fast: its source, the
+  // shared code it includes, the compiler and options. Results cached under one hash are never
+  // reused for another.
+  virtual std::string source_hash() const = 0;
   bool supports(Precision p) const;
 };
 

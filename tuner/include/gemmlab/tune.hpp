@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gemmlab/evaluate.hpp"
+#include "gemmlab/results_cache.hpp"
 #include "gemmlab/strategy.hpp"
 
 namespace gemmlab {
@@ -86,7 +87,19 @@ struct TuneEntry {
   double ratio_to_reference = 0;
   double max_rel_error = 0;
   std::string reason;  // invalid / failed
+  bool from_cache = false;  // reused from the results cache, not measured in this run
 };
+
+// Where tune() keeps its results: each configuration is looked up under `key` before it is
+// evaluated (a hit is reused, except a failure by timeout, which a longer limit might avoid)
+// and stored, one transaction each, as soon as it has been evaluated.
+struct TuneCache {
+  ResultsCache* cache = nullptr;  // null: no cache
+  CacheKey key;
+};
+
+// The cache key of tuning `kernel` on `problem` on `device`.
+CacheKey cache_key(const DeviceInfo& device, const Kernel& kernel, const Problem& problem);
 
 struct TuneResult {
   std::vector<TuneEntry> history;  // in evaluation order
@@ -96,6 +109,7 @@ struct TuneResult {
   std::size_t space_size = 0;
   std::size_t failed = 0, invalid = 0, aborted = 0;
   std::size_t worker_restarts = 0;
+  std::size_t reused_from_cache = 0;
   // The best `n` successful entries, fastest first.
   std::vector<TuneEntry> top(std::size_t n) const;
 };
@@ -105,7 +119,7 @@ using TuneProgress = std::function<void(const TuneResult&, const Budget&)>;
 
 // Tunes `kernel` over `space` (its valid space on the device) with `runner` evaluating.
 TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationRunner& runner,
-                const TuneOptions& options, const TuneProgress& progress = {});
+                const TuneOptions& options, const TuneProgress& progress = {}, const TuneCache& cache = {});
 
 // In this process: tune(kernel.space(...), problem, InProcessRunner(...), ...). Throws Unsupported
 // when the device cannot run the kernel.

@@ -1,0 +1,100 @@
+// The tuner's results cache: every configuration ever evaluated, kept in one SQLite file per user
+// so that a tuning run can reuse what an earlier run (or a concurrent one) already measured.
+//
+// A result is filed under a CacheKey (device, backend, kernel and the hash of its source, problem
+// shape, precision, layout) and its configuration. Each store() is one committed transaction, so a
+// result survives a crash of the tuner the moment store() returns, and two tuning runs may share
+// the file (WAL mode, waits on each other's locks). A file that is not a gemmlab cache is never
+// modified: opening it throws CacheError.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gemmlab/space.hpp"
+#include "gemmlab/strategy.hpp"
+
+namespace gemmlab {
+
+// Thrown for a cache file that cannot be used: not a database, corrupt, another program's
+// database, a newer schema, unwritable. The message names the file and says what is wrong.
+class CacheError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What a result is a result of. Two results with equal keys and configurations are interchangeable.
+struct CacheKey {
+  std::string device;        // device fingerprint (opaque string, e.g. a hex hash + readable name)
+  std::string backend;       // "cpu"
+  std::string kernel;        // "05_packed_avx512"
+  std::string kernel_hash;   // hash of the kernel's source (opaque)
+  std::int64_t m = 0, n = 0, k = 0;
+  std::string precision;     // "fp32"
+  std::string layout;        // e.g. "row-major lda=K ldb=N ldc=N alpha=1 beta=0"
+
+  bool operator==(const CacheKey&) const = default;
+};
+
+struct CachedResult {
+  Config config;
+  Status status = Status::failed;   // ok, invalid, failed, aborted
+  double time_s = 0;                // median (ok) or the single run (aborted); 0 otherwise
+  double gflops = 0;
+  double max_rel_error = 0;
+  std::string reason;               // invalid / failed / aborted
+  std::string reference_name;       // the reference measured in the run that produced it
+  double reference_gflops = 0;
+  std::string recorded_at;          // UTC ISO-8601 ("2024-05-01T12:34:56Z"), set by store() when empty
+};
+
+// One open cache file. Not for concurrent use by several threads: give each thread (and each
+// process — never use one across fork()) its own ResultsCache on the same path.
+class ResultsCache {
+ public:
+  // $XDG_CACHE_HOME/gemmlab/results.sqlite, else $HOME/.cache/gemmlab/results.sqlite (the
+  // directories are created by the constructor, not here). Throws CacheError when neither
+  // variable is set.
+  static std::string default_path();
+
+  // Opens or creates the database (creating parent directories). WAL mode, a busy timeout (so two
+  // tuning runs can share a file), schema checked via PRAGMA application_id (gemmlab's magic) and
+  // user_version. An empty file (0 bytes, or an SQLite database without tables and with
+  // application_id 0) is initialised; anything else that is not a gemmlab cache of a known schema
+  // throws CacheError and the file is left untouched.
+  explicit ResultsCache(const std::string& path);
+  ~ResultsCache();
+  // A moved-from cache may only be destroyed or assigned to.
+  ResultsCache(ResultsCache&&) noexcept;
+  ResultsCache& operator=(ResultsCache&&) noexcept;
+  ResultsCache(const ResultsCache&) = delete;
+  ResultsCache& operator=(const ResultsCache&) = delete;
+
+  const std::string& path() const;
+
+  // All results stored under `key`, in the order they were stored (a replaced result counts as
+  // stored when it was replaced).
+  std::vector<CachedResult> load(const CacheKey& key) const;
+  std::optional<CachedResult> find(const CacheKey& key, const Config& config) const;
+  // One transaction per result, replacing any result under the same key and configuration: once
+  // store() returns, the result survives a kill -9 of the process.
+  void store(const CacheKey& key, const CachedResult& result);
+
+  // The distinct keys in the file with their result counts (for export / listing), ordered by
+  // backend, kernel, m, n, k, precision, device, kernel_hash, layout.
+  struct Group {
+    CacheKey key;
+    std::size_t results = 0;
+  };
+  std::vector<Group> groups() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gemmlab
