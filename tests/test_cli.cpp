@@ -313,6 +313,20 @@ TEST(CliKernels, JsonListsTheFiveCpuKernelsWithTheirSpaces) {
   EXPECT_EQ(packed["constraints"].size(), 6u);
 }
 
+TEST(CliKernels, EachKernelHasItsOwnSourceHash) {
+  const CliResult r = run_cli("kernels --json");
+  ASSERT_EQ(r.status, 0) << r;
+  std::set<std::string> hashes;
+  const json j = parse_json(r);
+  for (const auto& k : j["kernels"]) {
+    const std::string hash = k["source_hash"];
+    EXPECT_EQ(hash.size(), 64u) << k["name"];
+    EXPECT_EQ(hash.find_first_not_of("0123456789abcdef"), std::string::npos) << hash;
+    EXPECT_TRUE(hashes.insert(hash).second) << "two kernels share a hash: " << k["name"];
+  }
+  EXPECT_GE(hashes.size(), 5u);
+}
+
 TEST(CliKernels, Fp64SpacesAndTextOutput) {
   const CliResult fp64 = run_cli("kernels --json --precision fp64");
   ASSERT_EQ(fp64.status, 0) << fp64;

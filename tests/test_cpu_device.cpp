@@ -89,6 +89,22 @@ TEST(DeviceInfo, HasFeatureAndCacheBytesLookUpTheLists) {
   EXPECT_EQ(d.cache_bytes(3), 0) << "unknown level: 0";
 }
 
+TEST(DeviceInfo, TheFingerprintFollowsTheModelNotTheMomentaryClock) {
+  const DeviceInfo d = cpu::detect();
+  DeviceInfo other_clock = d;
+  other_clock.clock_ghz += 0.7;  // the OS reports the current clock, which varies
+  other_clock.measured.reset();
+  EXPECT_EQ(fingerprint(other_clock), fingerprint(d));
+  EXPECT_EQ(fingerprint(cpu::detect()), fingerprint(d)) << "stable across detections";
+  DeviceInfo more_cores = d;
+  more_cores.cores += 1;
+  EXPECT_NE(fingerprint(more_cores), fingerprint(d));
+  DeviceInfo fewer_features = d;
+  fewer_features.features.pop_back();
+  EXPECT_NE(fingerprint(fewer_features), fingerprint(d));
+  EXPECT_TRUE(fingerprint(d).starts_with("cpu:" + d.name)) << fingerprint(d);
+}
+
 TEST(CpuBackend, ListsOneDeviceAndOpensOnlyIndexZero) {
   Backend& backend = registry().backend("cpu");
   EXPECT_EQ(backend.name(), "cpu");

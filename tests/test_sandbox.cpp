@@ -59,6 +59,7 @@ TEST(Sandbox, CrashesHangsAndAbortsAreFailedWithTheirReasonAndTuningGoesOn) {
   ASSERT_TRUE(r.best.has_value());
   EXPECT_TRUE(r.best->config.at("MODE") == testing::correct || r.best->config.at("MODE") == testing::correct_again);
   EXPECT_GT(r.reference_gflops, 0) << "the reference is timed in the worker";
+  EXPECT_TRUE(r.reference_beside_best);
 }
 
 TEST(Sandbox, CachedFailuresAreReusedExceptTimeouts) {

@@ -42,6 +42,8 @@ TEST(Tune, SpendsTheBudgetOnDistinctValidConfigurationsAndReportsTheBest) {
   EXPECT_EQ(r.reference_name, "openblas");
   EXPECT_GT(r.reference_gflops, 0);
   EXPECT_GT(r.best->ratio_to_reference, 0);
+  EXPECT_TRUE(r.reference_beside_best) << "the final reference figure is timed in alternation with the best";
+  for (const auto& e : r.history) EXPECT_DOUBLE_EQ(e.ratio_to_reference, e.gflops / r.reference_gflops);
 }
 
 TEST(Tune, RecordsFailedAndInvalidConfigurationsAndNeverPicksThem) {

@@ -31,6 +31,7 @@ void add_kernels_command(CLI::App& app, Outcome&) {
       entry["name"] = k->name();
       entry["backend"] = k->backend();
       entry["summary"] = k->summary();
+      entry["source_hash"] = k->source_hash();
       entry["precisions"] = precisions;
       entry["space_precision"] = to_string(precision);
       entry["default_config"] = k->default_config(info, precision);

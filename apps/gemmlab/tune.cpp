@@ -183,16 +183,17 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
       return print_json({{"backend", o->backend}, {"device", device->info().name}, {"kernel", o->kernel},
                          {"m", p.m}, {"n", p.n}, {"k", p.k}, {"precision", o->precision},
                          {"best", r.best ? entry_json(*r.best) : nlohmann::json()},
-                         {"reference", {{"name", r.reference_name}, {"gflops", r.reference_gflops}}},
+                         {"reference", {{"name", r.reference_name}, {"gflops", r.reference_gflops},
+                                        {"timed_beside_best", r.reference_beside_best}}},
                          {"evaluations", r.history.size()}, {"space_size", r.space_size},
                          {"reused_from_cache", r.reused_from_cache}, {"cache", results ? results->path() : ""}, {"failed", r.failed}, {"invalid", r.invalid}, {"aborted", r.aborted},
                          {"worker_restarts", r.worker_restarts},
                          {"strategy", o->strategy}, {"seed", o->seed}, {"history", history}});
     }
     if (terminal) fmt::print("\n");
-    fmt::print("{} {} {}: {} evaluations of {} valid configurations ({}, seed {}); {} {:.1f} GFLOP/s\n", o->kernel,
+    fmt::print("{} {} {}: {} evaluations of {} valid configurations ({}, seed {}); {} {:.1f} GFLOP/s{}\n", o->kernel,
                p.shape(), o->precision, r.history.size(), r.space_size, o->strategy, o->seed, r.reference_name,
-               r.reference_gflops);
+               r.reference_gflops, r.reference_beside_best ? " (timed in alternation with the best)" : "");
     fmt::print("{:>4} {:>10} {:>9}  {}\n", "rank", "GFLOP/s", "ratio", "parameters");
     int rank = 0;
     for (const auto& e : r.top(5))

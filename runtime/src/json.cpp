@@ -32,7 +32,8 @@ void to_json(nlohmann::json& j, const DeviceInfo& d) {
        {"clock_ghz", d.clock_ghz},
        {"fma_units_per_core", d.fma_units_per_core},
        {"peak_gflops_fp32", d.peak_gflops_fp32},
-       {"peak_gflops_fp64", d.peak_gflops_fp64}};
+       {"peak_gflops_fp64", d.peak_gflops_fp64},
+       {"fingerprint", fingerprint(d)}};
   j["measured"] = d.measured ? nlohmann::json(*d.measured) : nlohmann::json();
 }
 

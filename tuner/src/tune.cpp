@@ -71,6 +71,17 @@ bool reusable(const CachedResult& cached) {
 }
 }  // namespace
 
+double InProcessRunner::reference_gflops_beside(const Config& config, double) {
+  if (reference_ == nullptr) return 0;
+  try {
+    const EvaluationOptions options{.seed = seed_, .time = true, .measure = measure_};
+    const Evaluation e = evaluator_.run(kernel_, config, reference_, options);
+    return e.reference ? e.reference->gflops : 0.0;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
 TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationRunner& runner,
                 const TuneOptions& options, const TuneProgress& progress, const TuneCache& cache) {
   const SearchDomain domain(space);
@@ -136,6 +147,17 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
   };
   SearchContext ctx(domain, objective, options.budget, options.seed);
   strategy->search(ctx);
+
+  if (result.best && !result.reference_name.empty()) {
+    const double timeout_s = std::max(options.timeout_floor_s, options.timeout_factor * best_wall_s);
+    if (const double beside = runner.reference_gflops_beside(result.best->config, timeout_s); beside > 0) {
+      result.reference_gflops = beside;
+      result.reference_beside_best = true;
+      result.best->ratio_to_reference = result.best->gflops / beside;
+      for (auto& e : result.history)
+        if (e.status == Status::ok || e.status == Status::aborted) e.ratio_to_reference = e.gflops / beside;
+    }
+  }
   return result;
 }
 

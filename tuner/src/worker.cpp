@@ -196,6 +196,15 @@ int run_worker(const Registry& registry, int in_fd, int out_fd) {
       } catch (const std::exception& e) {
         reply = {{"error", e.what()}};
       }
+    } else if (request.contains("reference_beside")) {
+      try {
+        const Config config = request.at("reference_beside").get<Config>();
+        const EvaluationOptions options{.seed = setup.seed, .time = true, .measure = setup.measure};
+        const Evaluation e = evaluator->run(*kernel, config, reference.get(), options);
+        reply = {{"gflops", e.reference ? e.reference->gflops : 0.0}};
+      } catch (const std::exception& e) {
+        reply = {{"error", e.what()}};
+      }
     } else if (request.contains("evaluate")) {
       RunOutcome outcome;
       try {
@@ -424,6 +433,21 @@ double WorkerRunner::reference_gflops() {
                                                              : process_->death_reason();
   process_.reset();
   throw std::runtime_error("timing the reference " + setup_.reference + " failed: " + why);
+}
+
+double WorkerRunner::reference_gflops_beside(const Config& config, double timeout_s) {
+  if (setup_.reference.empty()) return 0;
+  if (!process_) {
+    start();
+    ++restarts_;
+  }
+  json answer;
+  Process::Wait wait = Process::Wait::died;
+  // Two sides are timed, each at least as long as one evaluation's timing.
+  if (process_->send({{"reference_beside", config}})) wait = process_->receive(2 * timeout_s, answer);
+  if (wait == Process::Wait::answer) return answer.value("gflops", 0.0);
+  process_.reset();  // the measurement is lost, not the tuning: the start's reference figure stays
+  return 0;
 }
 
 RunOutcome WorkerRunner::run(const Config& config, double abort_above_s, double timeout_s) {

@@ -55,6 +55,11 @@ class ConfigurationRunner {
   // A configuration whose first timed run is longer than abort_above_s (> 0) is aborted; one
   // that has not answered after timeout_s (> 0, where the runner can enforce it) is failed.
   virtual RunOutcome run(const Config& config, double abort_above_s, double timeout_s) = 0;
+  // The reference's GFLOP/s timed in alternation with `config` (measure_interleaved), for the
+  // final ratios: measured alone at the start, the reference can come out slow (its thread pool
+  // still cold, the machine busy), and every ratio would be flattered. 0 when there is none or
+  // the measurement failed.
+  virtual double reference_gflops_beside(const Config& config, double timeout_s) = 0;
   // How many times the evaluation process had to be restarted (sandboxed runners).
   virtual std::size_t restarts() const { return 0; }
 };
@@ -67,6 +72,7 @@ class InProcessRunner final : public ConfigurationRunner {
   std::string reference_name() const override;
   double reference_gflops() override;
   RunOutcome run(const Config& config, double abort_above_s, double timeout_s) override;
+  double reference_gflops_beside(const Config& config, double timeout_s) override;
 
  private:
   const Kernel& kernel_;
@@ -105,7 +111,10 @@ struct TuneResult {
   std::vector<TuneEntry> history;  // in evaluation order
   std::optional<TuneEntry> best;
   std::string reference_name;
+  // Timed beside the best configuration at the end (alone at the start until then, and when
+  // nothing succeeded); every ratio_to_reference is to it.
   double reference_gflops = 0;
+  bool reference_beside_best = false;
   std::size_t space_size = 0;
   std::size_t failed = 0, invalid = 0, aborted = 0;
   std::size_t worker_restarts = 0;

@@ -7,6 +7,7 @@
 //   {"setup": {...WorkerSetup...}}                -> {"ready": true} | {"error": "why"}
 //   {"reference": true}                           -> {"gflops": x}
 //   {"evaluate": {config}, "abort_above_s": x}    -> {"status", "time_s", "gflops", "max_rel_error", "reason"}
+//   {"reference_beside": {config}}                -> {"gflops": x}  (timed in alternation with config)
 // The worker answers on its standard output; anything a kernel prints there is diverted to its
 // standard error, of which the tuning process keeps the last lines for the failure reasons. When
 // the worker dies (a signal, an exit) or does not answer in time (it is killed), the
@@ -65,6 +66,7 @@ class WorkerRunner final : public ConfigurationRunner {
   std::string reference_name() const override { return setup_.reference; }
   double reference_gflops() override;
   RunOutcome run(const Config& config, double abort_above_s, double timeout_s) override;
+  double reference_gflops_beside(const Config& config, double timeout_s) override;
   std::size_t restarts() const override { return restarts_; }
 
  private:
