@@ -2,14 +2,21 @@
 
 #include "gemmlab/cpu.hpp"
 #include "cpu/cpu_kernels.hpp"
+#if GEMMLAB_HAVE_CUDA
+#include "cuda/cuda_kernels.hpp"
+#include "gemmlab/cuda.hpp"
+#endif
 
 namespace gemmlab {
 
 void register_builtin(Registry& r) {
   r.add_backend(cpu::make_backend());
   cpu::register_kernels(r);
-  // A new backend adds one block here: its runtime backend and its kernel folder, e.g.
-  //   #if GEMMLAB_HAVE_CUDA  r.add_backend(cuda::make_backend()); cuda::register_kernels(r);
+#if GEMMLAB_HAVE_CUDA
+  r.add_backend(cuda::make_backend());
+  cuda::register_kernels(r);
+#endif
+  // A new backend adds one block here: its runtime backend and its kernel folder.
 }
 
 Registry& registry() {

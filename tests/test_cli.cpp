@@ -276,7 +276,7 @@ TEST(CliVerify, WrongResultsExit1) {
 // --- kernels and devices -----------------------------------------------------------------------
 
 TEST(CliKernels, JsonListsTheFiveCpuKernelsWithTheirSpaces) {
-  const CliResult r = run_cli("kernels --json");
+  const CliResult r = run_cli("kernels --backend cpu --json");
   ASSERT_EQ(r.status, 0) << r;
   const json j = parse_json(r);
   ASSERT_TRUE(j.is_object() && j.contains("kernels") && j["kernels"].is_array()) << r;
@@ -314,7 +314,7 @@ TEST(CliKernels, JsonListsTheFiveCpuKernelsWithTheirSpaces) {
 }
 
 TEST(CliKernels, EachKernelHasItsOwnSourceHash) {
-  const CliResult r = run_cli("kernels --json");
+  const CliResult r = run_cli("kernels --backend cpu --json");
   ASSERT_EQ(r.status, 0) << r;
   std::set<std::string> hashes;
   const json j = parse_json(r);
@@ -328,12 +328,12 @@ TEST(CliKernels, EachKernelHasItsOwnSourceHash) {
 }
 
 TEST(CliKernels, Fp64SpacesAndTextOutput) {
-  const CliResult fp64 = run_cli("kernels --json --precision fp64");
+  const CliResult fp64 = run_cli("kernels --backend cpu --json --precision fp64");
   ASSERT_EQ(fp64.status, 0) << fp64;
   const json j = parse_json(fp64);
   ASSERT_TRUE(j.is_object()) << fp64;
   for (const json& k : j["kernels"]) EXPECT_EQ(k.value("space_precision", ""), "fp64");
-  const CliResult text = run_cli("kernels");
+  const CliResult text = run_cli("kernels --backend cpu");
   ASSERT_EQ(text.status, 0) << text;
   EXPECT_TRUE(contains(text.out, "05_packed_avx512") && contains(text.out, "MR")) << text;
   EXPECT_EQ(run_cli("kernels --precision fp128").status, 2);

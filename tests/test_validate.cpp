@@ -283,8 +283,55 @@ TEST(HostCaseCheck, CheckBeforeComputeExpectedIsAnError) {
 }
 
 TEST(HostCase, RejectsPrecisionsTheHostValidatorCannotHandle) {
-  EXPECT_THROW_CONTAINING(HostCase(Problem::packed(2, 2, 2, Precision::fp16), 1), std::invalid_argument,
-                          {"fp16"});
+  EXPECT_THROW_CONTAINING(HostCase(Problem::packed(2, 2, 2, Precision::int8), 1), std::invalid_argument,
+                          {"int8"});
+}
+
+TEST(SixteenBitFloats, RoundToNearestEvenBothWays) {
+  EXPECT_EQ(from_fp16(to_fp16(1.0)), 1.0);
+  EXPECT_EQ(to_fp16(1.0), 0x3c00);
+  EXPECT_EQ(to_fp16(-2.0), 0xc000);
+  EXPECT_EQ(from_fp16(to_fp16(1.0 + 0x1p-11)), 1.0) << "a tie goes to the even neighbour";
+  EXPECT_EQ(from_fp16(to_fp16(1.0 + 3 * 0x1p-11)), 1.0 + 0x1p-9);
+  EXPECT_EQ(from_fp16(to_fp16(0x1p-24)), 0x1p-24) << "the smallest subnormal";
+  EXPECT_EQ(from_fp16(to_fp16(0x1p-14 * 0.75)), 0x1p-14 * 0.75);
+  EXPECT_EQ(from_fp16(to_fp16(0.1)), 0.0999755859375);
+  EXPECT_EQ(from_bf16(to_bf16(1.0 + 0x1p-8)), 1.0);
+  EXPECT_EQ(from_bf16(to_bf16(1.0 + 3 * 0x1p-8)), 1.0 + 0x1p-6);
+  EXPECT_EQ(to_bf16(1.0), 0x3f80);
+}
+
+// fp16/bf16 inputs, fp32 C: the tensor cores' contract. A float-accumulated product of the
+// stored (rounded) inputs passes; one element off by a few tolerances fails.
+TEST(HostCaseCheck, SixteenBitInputsWithFp32OutputValidateAgainstTheRoundedInputs) {
+  for (Precision precision : {Precision::fp16, Precision::bf16}) {
+    SCOPED_TRACE(std::string(to_string(precision)));
+    Problem p = Problem::packed(9, 11, 40, precision, -0.75, 1.25);
+    HostCase hc(p, 7);
+    EXPECT_EQ(hc.a().size(), 9u * 40u * 2u) << "A holds 16-bit elements";
+    EXPECT_EQ(hc.c_initial().size(), (9u * 11u + HostCase::guard_elements) * 4u) << "C holds fp32 elements";
+    hc.compute_expected(nullptr);
+    auto in = [&](const HostBuffer<std::byte>& m, std::size_t i) {
+      std::uint16_t bits;
+      std::memcpy(&bits, m.data() + 2 * i, 2);
+      return static_cast<float>(precision == Precision::fp16 ? from_fp16(bits) : from_bf16(bits));
+    };
+    HostBuffer<std::byte> c(hc.c_initial().size());
+    std::memcpy(c.data(), hc.c_initial().data(), c.size());
+    auto* cf = reinterpret_cast<float*>(c.data());
+    for (std::int64_t i = 0; i < p.m; ++i)
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        float sum = 0;
+        for (std::int64_t k = 0; k < p.k; ++k)
+          sum += in(hc.a(), static_cast<std::size_t>(i * p.lda + k)) * in(hc.b(), static_cast<std::size_t>(k * p.ldb + j));
+        cf[i * p.ldc + j] = -0.75f * sum + 1.25f * cf[i * p.ldc + j];
+      }
+    const ValidationResult good = hc.check(c.data());
+    EXPECT_TRUE(good.valid) << good.reason;
+    EXPECT_DOUBLE_EQ(good.tolerance, 42 * std::numeric_limits<float>::epsilon()) << "fp32 accumulation";
+    cf[3 * p.ldc + 4] += 0.01f;
+    EXPECT_FALSE(hc.check(c.data()).valid);
+  }
 }
 
 TEST(HostCase, RejectsAnInvalidProblem) {

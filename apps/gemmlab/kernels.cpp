@@ -24,7 +24,9 @@ void add_kernels_command(CLI::App& app, Outcome&) {
       auto devices = backend.devices();
       const DeviceInfo info = devices.empty() ? DeviceInfo{} : devices.front();
       const Support support = k->supported(info);
-      const SearchSpace space = k->space(info, precision);
+      // A kernel without the asked precision (tensor cores: fp16/bf16 only) shows its first one.
+      const Precision shown = k->supports(precision) ? precision : k->precisions().front();
+      const SearchSpace space = k->space(info, shown);
       nlohmann::json precisions = nlohmann::json::array();
       for (auto p : k->precisions()) precisions.push_back(to_string(p));
       nlohmann::json entry = space;
@@ -33,8 +35,8 @@ void add_kernels_command(CLI::App& app, Outcome&) {
       entry["summary"] = k->summary();
       entry["source_hash"] = k->source_hash();
       entry["precisions"] = precisions;
-      entry["space_precision"] = to_string(precision);
-      entry["default_config"] = k->default_config(info, precision);
+      entry["space_precision"] = to_string(shown);
+      entry["default_config"] = k->default_config(info, shown);
       entry["supported"] = support.ok;
       entry["unsupported_reason"] = support.reason;
       list.push_back(entry);

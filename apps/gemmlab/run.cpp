@@ -19,7 +19,7 @@ void add_run_command(CLI::App& app, Outcome& outcome) {
     int threads = 0, device = 0;
     std::uint64_t seed = 42;
     double max_seconds = 2.0;
-    bool json = false;
+    bool json = false, flush_cache = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("run", "Run, validate and time one kernel configuration next to the reference BLAS");
@@ -41,12 +41,15 @@ void add_run_command(CLI::App& app, Outcome& outcome) {
   cmd->add_option("--device", o->device, "Device index within the backend")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the random operands")->capture_default_str();
   cmd->add_option("--max-seconds", o->max_seconds, "Time limit of each measurement")->capture_default_str();
+  cmd->add_flag("--flush-cache", o->flush_cache,
+                "Empty the device's cache before each timed run (GPUs: L2), so timings start with cold operands");
   cmd->add_flag("--json", o->json, "Print one JSON document");
 
   cmd->callback([o, &outcome] {
     const Kernel& kernel = registry().kernel(o->backend, o->kernel);
     Backend& backend = registry().backend(o->backend);
     auto device = backend.open(o->device);
+    device->set_cache_flush(o->flush_cache);
     const DeviceInfo& info = device->info();
     if (auto s = kernel.supported(info); !s.ok) throw Unsupported(o->kernel + ": " + s.reason);
 

@@ -55,7 +55,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     std::int64_t m = 0, n = 0, k = 0;
     std::size_t budget = 100;
     double time_limit = 0, early_abort = 3.0, timeout_factor = 10.0, timeout_floor = 30.0, worker_memory = -1;
-    bool in_process = false;
+    bool in_process = false, flush_cache = false;
     std::uint64_t seed = 1;
     int threads = 0, device = 0;
     bool json = false;
@@ -80,7 +80,8 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
       ->capture_default_str();
   cmd->add_option("--timeout-floor", o->timeout_floor, "...but never before this many seconds")->capture_default_str();
   cmd->add_option("--worker-memory", o->worker_memory,
-                  "Address-space limit of the evaluation worker in GiB (default: the machine's physical memory; 0: none)");
+                  "Address-space limit of the evaluation worker in GiB (default: the machine's physical memory for cpu, "
+                  "none for GPU backends, whose runtimes reserve more address space; 0: none)");
   cmd->add_option("--constraint", o->constraints,
                   "An extra constraint as an expression over the parameters, e.g. 'MC % 16 == 0 && KC <= 512' "
                   "(repeatable)");
@@ -89,6 +90,8 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
                   "Results cache (SQLite) to reuse and extend (default: $XDG_CACHE_HOME/gemmlab/results.sqlite, "
                   "else ~/.cache/gemmlab/results.sqlite)");
   cmd->add_flag("--no-cache", o->no_cache, "Neither reuse nor store results");
+  cmd->add_flag("--flush-cache", o->flush_cache,
+                "Empty the device's cache before each timed run (GPUs: L2), so timings start with cold operands");
   cmd->add_flag("--in-process", o->in_process,
                 "Evaluate in this process instead of a sandboxed worker (a crash or hang then ends the run)");
   cmd->add_option("--threads", o->threads, "Threads of the reference (default: all cores)");
@@ -136,6 +139,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
 
     std::unique_ptr<Reference> reference, truth;
     std::unique_ptr<ConfigurationRunner> runner;
+    device->set_cache_flush(o->flush_cache);
     if (o->in_process) {
       reference = backend.make_reference(reference_name, *device);
       reference->set_threads(reference_threads);
@@ -144,10 +148,11 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
                                                  options.measure);
     } else {
       backend.make_reference(reference_name, *device);  // an unknown name fails here, with the list
-      const double memory_gib = o->worker_memory >= 0 ? o->worker_memory : physical_memory_gib();
+      // GPU runtimes reserve address space far beyond physical memory: their workers get no limit.
+      const double memory_gib = o->worker_memory >= 0 ? o->worker_memory : o->backend == "cpu" ? physical_memory_gib() : 0.0;
       WorkerSetup setup{.backend = o->backend, .device = o->device, .kernel = o->kernel, .problem = p,
                         .seed = options.seed, .reference = reference_name, .reference_threads = reference_threads,
-                        .measure = options.measure,
+                        .measure = options.measure, .flush_cache = o->flush_cache,
                         .memory_limit_bytes = static_cast<std::uint64_t>(memory_gib * (1u << 30))};
       runner = std::make_unique<WorkerRunner>(std::vector<std::string>{own_executable(), "worker"}, setup);
     }

@@ -36,6 +36,14 @@ std::size_t element_size(Precision p) {
   return 0;
 }
 
+std::size_t output_element_size(Precision p) {
+  return p == Precision::fp16 || p == Precision::bf16 || p == Precision::int8 ? 4 : element_size(p);
+}
+
+double accumulation_epsilon(Precision p) {
+  return p == Precision::fp16 || p == Precision::bf16 ? machine_epsilon(Precision::fp32) : machine_epsilon(p);
+}
+
 double machine_epsilon(Precision p) {
   switch (p) {
     case Precision::fp32: return std::numeric_limits<float>::epsilon();
@@ -109,7 +117,7 @@ void validate(const Problem& p) {
   std::size_t elem = element_size(p.precision);
   check_operand("A", p.m, p.k, p.lda, "lda", elem);
   check_operand("B", p.k, p.n, p.ldb, "ldb", elem);
-  check_operand("C", p.m, p.n, p.ldc, "ldc", elem);
+  check_operand("C", p.m, p.n, p.ldc, "ldc", output_element_size(p.precision));
 }
 
 void validate(const Problem& p, const void* a, const void* b, const void* c) {

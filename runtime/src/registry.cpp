@@ -4,6 +4,11 @@
 
 namespace gemmlab {
 
+CompileReport Kernel::compile_only(const CompileTarget& target, Precision, const Config&) const {
+  throw Unsupported(std::string(name()) + " is compiled ahead of time; it has no target " + target.name +
+                    " to compile for at run time");
+}
+
 bool Kernel::supports(Precision p) const {
   auto list = precisions();
   return std::find(list.begin(), list.end(), p) != list.end();

@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -11,7 +12,7 @@ float poison_fp32() { return std::bit_cast<float>(std::uint32_t{0x7fc0dead}); }
 double poison_fp64() { return std::bit_cast<double>(std::uint64_t{0x7ff8deaddeaddeadULL}); }
 
 double tolerance(const Problem& problem) {
-  return (static_cast<double>(problem.k) + 2.0) * machine_epsilon(problem.precision);
+  return (static_cast<double>(problem.k) + 2.0) * accumulation_epsilon(problem.precision);
 }
 
 void naive_gemm_fp64(std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
@@ -26,66 +27,140 @@ void naive_gemm_fp64(std::int64_t m, std::int64_t n, std::int64_t k, double alph
 
 namespace {
 void require_host_precision(Precision p) {
-  if (p != Precision::fp32 && p != Precision::fp64)
-    throw std::invalid_argument("precision " + std::string(to_string(p)) +
-                                " is not supported by the host validator (fp32, fp64)");
+  if (p == Precision::int8)
+    throw std::invalid_argument("precision int8 is not supported by the host validator (fp32, fp64, fp16, bf16)");
 }
 
-// Stores `value` at element `index` of a buffer in precision p.
-void store(std::byte* base, std::size_t index, double value, Precision p) {
-  if (p == Precision::fp32) reinterpret_cast<float*>(base)[index] = static_cast<float>(value);
-  else reinterpret_cast<double*>(base)[index] = value;
+// How elements are stored: the inputs in the problem's precision, C in its output precision.
+enum class Storage { f64, f32, f16, bf16 };
+Storage input_storage(Precision p) {
+  return p == Precision::fp64 ? Storage::f64 : p == Precision::fp16 ? Storage::f16 : p == Precision::bf16 ? Storage::bf16 : Storage::f32;
 }
-double load(const std::byte* base, std::size_t index, Precision p) {
-  if (p == Precision::fp32) return reinterpret_cast<const float*>(base)[index];
-  return reinterpret_cast<const double*>(base)[index];
+Storage output_storage(Precision p) { return p == Precision::fp64 ? Storage::f64 : Storage::f32; }
+std::size_t bytes_of(Storage s) { return s == Storage::f64 ? 8 : s == Storage::f32 ? 4 : 2; }
+
+// Rounds to the nearest fp16 value (ties to even), subnormals included; |x| stays below 65504 here.
+double round_to_fp16(double x) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  int exponent = 0;
+  std::frexp(x, &exponent);                       // |x| = f * 2^exponent, f in [0.5, 1)
+  const int quantum = std::max(exponent - 11, -24);  // 11 significant bits; subnormals: 2^-24 steps
+  return std::ldexp(std::nearbyint(std::ldexp(x, -quantum)), quantum);
 }
-bool is_poison(const std::byte* base, std::size_t index, Precision p) {
-  if (p == Precision::fp32)
-    return std::bit_cast<std::uint32_t>(reinterpret_cast<const float*>(base)[index]) ==
-           std::bit_cast<std::uint32_t>(poison_fp32());
-  return std::bit_cast<std::uint64_t>(reinterpret_cast<const double*>(base)[index]) ==
-         std::bit_cast<std::uint64_t>(poison_fp64());
+std::uint16_t fp16_bits(double rounded) {
+  const std::uint16_t sign = std::signbit(rounded) ? 0x8000 : 0;
+  const double a = std::abs(rounded);
+  if (std::isnan(a)) return 0x7e00;
+  if (a < 0x1p-14) return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(a * 0x1p24));  // subnormal
+  int exponent = 0;
+  const double f = std::frexp(a, &exponent);  // a = f * 2^exponent = (2f) * 2^(exponent-1)
+  const auto mantissa = static_cast<std::uint16_t>((2 * f - 1) * 1024);
+  return static_cast<std::uint16_t>(sign | ((exponent - 1 + 15) << 10) | mantissa);
 }
-void fill_poison(HostBuffer<std::byte>& buffer, Precision p) {
-  std::size_t n = buffer.size() / element_size(p);
-  for (std::size_t i = 0; i < n; ++i)
-    store(buffer.data(), i, p == Precision::fp32 ? double(poison_fp32()) : poison_fp64(), p);
+double fp16_value(std::uint16_t bits) {
+  const double sign = bits & 0x8000 ? -1.0 : 1.0;
+  const int exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+  if (exponent == 0) return sign * mantissa * 0x1p-24;
+  if (exponent == 31) return mantissa ? NAN : sign * INFINITY;
+  return sign * std::ldexp(1.0 + mantissa / 1024.0, exponent - 15);
+}
+// bf16 is the top half of an fp32: round the fp32 to 8 significant bits, ties to even.
+std::uint16_t bf16_bits(float value) {
+  const auto bits = std::bit_cast<std::uint32_t>(value);
+  if (std::isnan(value)) return static_cast<std::uint16_t>((bits >> 16) | 0x40);
+  return static_cast<std::uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+}
+double bf16_value(std::uint16_t bits) { return std::bit_cast<float>(std::uint32_t{bits} << 16); }
+
+}  // namespace
+
+std::uint16_t to_fp16(double x) { return fp16_bits(round_to_fp16(x)); }
+double from_fp16(std::uint16_t bits) { return fp16_value(bits); }
+std::uint16_t to_bf16(double x) { return bf16_bits(static_cast<float>(x)); }
+double from_bf16(std::uint16_t bits) { return bf16_value(bits); }
+
+namespace {
+// The value an element of storage s holds after storing x (what the kernel reads).
+double representable(double x, Storage s) {
+  switch (s) {
+    case Storage::f32: return static_cast<float>(x);
+    case Storage::f16: return round_to_fp16(x);
+    case Storage::bf16: return bf16_value(bf16_bits(static_cast<float>(x)));
+    default: return x;
+  }
+}
+
+void store(std::byte* base, std::size_t index, double value, Storage s) {
+  switch (s) {
+    case Storage::f64: reinterpret_cast<double*>(base)[index] = value; break;
+    case Storage::f32: reinterpret_cast<float*>(base)[index] = static_cast<float>(value); break;
+    case Storage::f16: reinterpret_cast<std::uint16_t*>(base)[index] = fp16_bits(round_to_fp16(value)); break;
+    case Storage::bf16: reinterpret_cast<std::uint16_t*>(base)[index] = bf16_bits(static_cast<float>(value)); break;
+  }
+}
+double load(const std::byte* base, std::size_t index, Storage s) {
+  switch (s) {
+    case Storage::f64: return reinterpret_cast<const double*>(base)[index];
+    case Storage::f32: return reinterpret_cast<const float*>(base)[index];
+    case Storage::f16: return fp16_value(reinterpret_cast<const std::uint16_t*>(base)[index]);
+    case Storage::bf16: return bf16_value(reinterpret_cast<const std::uint16_t*>(base)[index]);
+  }
+  return 0;
+}
+// Poison: a NaN with a fixed payload, so that it is told apart from a NaN a kernel computes.
+std::uint64_t poison_bits(Storage s) {
+  switch (s) {
+    case Storage::f64: return std::bit_cast<std::uint64_t>(poison_fp64());
+    case Storage::f32: return std::bit_cast<std::uint32_t>(poison_fp32());
+    case Storage::f16: return 0x7ead;
+    case Storage::bf16: return 0x7fad;
+  }
+  return 0;
+}
+bool is_poison(const std::byte* base, std::size_t index, Storage s) {
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, base + index * bytes_of(s), bytes_of(s));
+  return bits == poison_bits(s);
+}
+void fill_poison(HostBuffer<std::byte>& buffer, Storage s) {
+  const std::uint64_t bits = poison_bits(s);
+  for (std::size_t i = 0; i < buffer.size() / bytes_of(s); ++i) std::memcpy(buffer.data() + i * bytes_of(s), &bits, bytes_of(s));
 }
 
 // Random values for the rows x cols valid part of a matrix with leading dimension ld; the fp64
-// copy holds exactly the values stored (rounded to the precision first).
+// copy holds exactly the values stored (rounded to the storage first, as the issue of inputs
+// rounded the same way on both sides demands).
 void fill_matrix(HostBuffer<std::byte>& buffer, std::vector<double>& copy, std::int64_t rows,
-                 std::int64_t cols, std::int64_t ld, Precision p, std::uint64_t seed) {
+                 std::int64_t cols, std::int64_t ld, Storage s, std::uint64_t seed) {
   copy.assign(static_cast<std::size_t>(rows * cols), 0.0);
   fill_uniform(std::span<double>(copy), seed);
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = 0; j < cols; ++j) {
       auto& v = copy[static_cast<std::size_t>(i * cols + j)];
-      if (p == Precision::fp32) v = static_cast<float>(v);
-      store(buffer.data(), static_cast<std::size_t>(i * ld + j), v, p);
+      v = representable(v, s);
+      store(buffer.data(), static_cast<std::size_t>(i * ld + j), v, s);
     }
 }
 
-// The alpha/beta a kernel of precision p actually multiplies by.
-double rounded(double x, Precision p) { return p == Precision::fp32 ? double(float(x)) : x; }
+// The alpha/beta a kernel of precision p actually multiplies by (in its accumulation type).
+double rounded(double x, Precision p) { return representable(x, output_storage(p)); }
 }  // namespace
 
 HostCase::HostCase(const Problem& problem, std::uint64_t seed) : problem_(problem) {
   validate(problem);
   const Precision p = problem.precision;
   require_host_precision(p);
-  const std::size_t elem = element_size(p);
-  a_ = HostBuffer<std::byte>(problem.a_elements() * elem);
-  b_ = HostBuffer<std::byte>(problem.b_elements() * elem);
-  c_ = HostBuffer<std::byte>((problem.c_elements() + guard_elements) * elem);
-  fill_poison(a_, p);
-  fill_poison(b_, p);
-  fill_poison(c_, p);
-  fill_matrix(a_, a64_, problem.m, problem.k, problem.lda, p, seed);
-  fill_matrix(b_, b64_, problem.k, problem.n, problem.ldb, p, seed + 1);
+  const Storage in = input_storage(p), out = output_storage(p);
+  a_ = HostBuffer<std::byte>(problem.a_elements() * bytes_of(in));
+  b_ = HostBuffer<std::byte>(problem.b_elements() * bytes_of(in));
+  c_ = HostBuffer<std::byte>((problem.c_elements() + guard_elements) * bytes_of(out));
+  fill_poison(a_, in);
+  fill_poison(b_, in);
+  fill_poison(c_, out);
+  fill_matrix(a_, a64_, problem.m, problem.k, problem.lda, in, seed);
+  fill_matrix(b_, b64_, problem.k, problem.n, problem.ldb, in, seed + 1);
   if (problem.beta != 0) {
-    fill_matrix(c_, c64_, problem.m, problem.n, problem.ldc, p, seed + 2);
+    fill_matrix(c_, c64_, problem.m, problem.n, problem.ldc, out, seed + 2);
   } else {
     c64_.assign(static_cast<std::size_t>(problem.m * problem.n), 0.0);  // C is never read
   }
@@ -119,7 +194,7 @@ void HostCase::compute_expected(Reference* fp64) {
 ValidationResult HostCase::check(const std::byte* c_result) const {
   if (!have_expected_) throw std::logic_error("HostCase::check before compute_expected");
   const auto& p = problem_;
-  const Precision prec = p.precision;
+  const Storage prec = output_storage(p.precision);
   ValidationResult r;
   r.tolerance = tolerance(p);
   auto fail = [&](std::string why) {

@@ -1,5 +1,9 @@
 #include "gemmlab/verify.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 namespace gemmlab {
 
 std::vector<Problem> default_verification_shapes() {
@@ -49,12 +53,76 @@ std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Refe
           Evaluator evaluator(device, p, truth_fp64, options.seed);
           for (const Config& config : configs) {
             VerifyCase c{std::string(kernel.backend()), std::string(kernel.name()), p, config, "", {}};
-            c.validation = evaluator.run(kernel, config, nullptr, eval).validation;
-            c.status = c.validation.valid ? "passed" : "failed";
+            try {
+              c.validation = evaluator.run(kernel, config, nullptr, eval).validation;
+              c.status = c.validation.valid ? "passed" : "failed";
+            } catch (const Unsupported& e) {  // a problem the kernel cannot take (TMA alignment)
+              c.status = "unsupported";
+              c.validation.reason = e.what();
+            }
             cases.push_back(std::move(c));
           }
         }
   }
+  return cases;
+}
+
+std::vector<CompileCase> compile_check_kernel(const Kernel& kernel, const std::vector<Precision>& precisions) {
+  const std::string backend(kernel.backend()), name(kernel.name());
+  const std::vector<CompileTarget> targets = kernel.compile_targets();
+  if (targets.empty()) {
+    CompileCase c;
+    c.backend = backend;
+    c.kernel = name;
+    c.status = "unsupported";
+    c.reason = "compiled ahead of time: nothing to compile at run time";
+    return {c};
+  }
+  struct Job {
+    const CompileTarget* target;
+    CompileCase c;
+  };
+  std::vector<Job> jobs;
+  for (const CompileTarget& target : targets)
+    for (Precision precision : precisions.empty() ? kernel.precisions() : precisions) {
+      if (!kernel.supports(precision)) continue;
+      const Config defaults = kernel.default_config(target.device, precision);
+      for (const Config& config : kernel.space(target.device, precision).extremes(defaults)) {
+        CompileCase c;
+        c.backend = backend;
+        c.kernel = name;
+        c.precision = precision;
+        c.config = config;
+        c.is_default = config == defaults;
+        jobs.push_back({&target, std::move(c)});
+      }
+    }
+  // Compilations are independent: one per hardware thread.
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < jobs.size();) {
+      CompileCase& c = jobs[i].c;
+      try {
+        c.report = kernel.compile_only(*jobs[i].target, c.precision, c.config);
+        if (c.report.shared_bytes > c.report.shared_limit)
+          c.reason = "needs " + std::to_string(c.report.shared_bytes) + " bytes of shared memory; " +
+                     jobs[i].target->name + " allows " + std::to_string(c.report.shared_limit);
+        else if (c.is_default && c.report.spill_bytes > 0)
+          c.reason = "the default configuration spills " + std::to_string(c.report.spill_bytes) +
+                     " bytes to local memory";
+      } catch (const std::exception& e) {
+        c.report.target = jobs[i].target->name;
+        c.reason = e.what();
+      }
+      c.status = c.reason.empty() ? "passed" : "failed";
+    }
+  };
+  std::vector<std::thread> pool;
+  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), 16));
+  for (unsigned t = 0; t < threads; ++t) pool.emplace_back(work);
+  for (auto& t : pool) t.join();
+  std::vector<CompileCase> cases;
+  for (auto& j : jobs) cases.push_back(std::move(j.c));
   return cases;
 }
 

@@ -50,7 +50,7 @@ json setup_json(const WorkerSetup& s) {
                        {"max_repetitions", m.max_repetitions}, {"max_seconds", m.max_seconds},
                        {"target_spread", m.target_spread}, {"block_seconds", m.block_seconds},
                        {"settle_seconds", m.settle_seconds}}},
-          {"memory_limit_bytes", s.memory_limit_bytes}};
+          {"flush_cache", s.flush_cache}, {"memory_limit_bytes", s.memory_limit_bytes}};
 }
 
 WorkerSetup parse_setup(const json& j) {
@@ -70,6 +70,7 @@ WorkerSetup parse_setup(const json& j) {
                .max_repetitions = m.at("max_repetitions"), .max_seconds = m.at("max_seconds"),
                .target_spread = m.at("target_spread"), .block_seconds = m.at("block_seconds"),
                .settle_seconds = m.at("settle_seconds")};
+  s.flush_cache = j.at("flush_cache").get<bool>();
   s.memory_limit_bytes = j.at("memory_limit_bytes").get<std::uint64_t>();
   return s;
 }
@@ -167,6 +168,7 @@ int run_worker(const Registry& registry, int in_fd, int out_fd) {
     Backend& backend = registry.backend(setup.backend);
     kernel = &registry.kernel(setup.backend, setup.kernel);
     device = backend.open(setup.device);
+    device->set_cache_flush(setup.flush_cache);
     if (!setup.reference.empty()) {
       reference = backend.make_reference(setup.reference, *device);
       if (setup.reference_threads > 0) reference->set_threads(setup.reference_threads);

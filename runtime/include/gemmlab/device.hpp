@@ -27,6 +27,21 @@ struct MeasuredCeilings {
   double triad_gb_per_s = 0;    // STREAM-style a[i] = b[i] + s * c[i], all cores
 };
 
+// Limits of a GPU that kernels' constraints depend on (from cudaGetDeviceProperties, or an
+// architecture's datasheet values when compiling without a device).
+struct GpuLimits {
+  int compute_capability = 0;              // 90 for sm_90
+  int multiprocessors = 0;
+  int warp_size = 32;
+  int max_threads_per_block = 1024;
+  std::int64_t shared_bytes_per_block = 48 * 1024;  // static + dynamic without opting in
+  std::int64_t shared_bytes_per_block_optin = 0;    // the most a kernel may opt in to
+  std::int64_t shared_bytes_per_sm = 0;
+  int registers_per_block = 65536;
+  int registers_per_sm = 65536;
+  std::int64_t l2_bytes = 0;
+};
+
 struct DeviceInfo {
   std::string backend;           // "cpu", "cuda", ...
   int index = 0;                 // within its backend
@@ -41,6 +56,7 @@ struct DeviceInfo {
   double peak_gflops_fp32 = 0;   // cores x clock x FMA units x lanes x 2
   double peak_gflops_fp64 = 0;
   std::optional<MeasuredCeilings> measured;
+  std::optional<GpuLimits> gpu;  // GPUs only
 
   bool has_feature(const std::string& feature) const;
   // Size of the first cache of the given level holding data (0 when unknown).
@@ -72,6 +88,9 @@ class Device {
   virtual void synchronize() = 0;
   // Duration in seconds of the work `launch` submits, measured as this backend measures it.
   virtual double time_once(const std::function<void()>& launch) = 0;
+  // Whether time_once empties the device's caches before each timed run (GPUs: L2), so that
+  // a timing starts with cold operands. Off by default; a device that cannot do it ignores it.
+  virtual void set_cache_flush(bool) {}
   // Runs the FMA and bandwidth micro-benchmarks and stores them in info().measured.
   virtual void measure_ceilings() = 0;
 };

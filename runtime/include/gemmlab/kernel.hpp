@@ -39,6 +39,24 @@ class Executable {
   virtual void run(const Operands& operands) = 0;
 };
 
+// What compiling one configuration for one target gave (kernels compiled at run time).
+struct CompileReport {
+  std::string target;             // "sm_90a"
+  int registers = 0;              // per thread
+  std::int64_t shared_bytes = 0;  // static + dynamic shared memory per block
+  std::int64_t shared_limit = 0;  // the most the target allows per block
+  std::int64_t spill_bytes = 0;   // spill stores + loads
+  std::int64_t stack_bytes = 0;
+  std::string log;                // the compiler's report
+};
+
+// A target a run-time-compiled kernel can be compiled for with no such device present, with
+// the device description (datasheet limits) its space is built from.
+struct CompileTarget {
+  std::string name;  // "sm_90a"
+  DeviceInfo device;
+};
+
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -60,6 +78,11 @@ class Kernel {
   // shared code it includes, the compiler and options. Results cached under one hash are never
   // reused for another.
   virtual std::string source_hash() const = 0;
+  // Kernels compiled at run time (CUDA, ...) can be compiled without a device: the targets, and
+  // compile_only(), which throws ConfigError (with the compiler's log) for a configuration that
+  // does not compile. Kernels compiled ahead of time have no targets.
+  virtual std::vector<CompileTarget> compile_targets() const { return {}; }
+  virtual CompileReport compile_only(const CompileTarget& target, Precision precision, const Config& config) const;
   bool supports(Precision p) const;
 };
 

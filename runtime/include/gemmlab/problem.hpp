@@ -1,4 +1,5 @@
-// A GEMM problem: C = alpha * A * B + beta * C, all matrices row-major.
+// A GEMM problem: C = alpha * A * B + beta * C, all matrices row-major. A and B hold elements of
+// the problem's precision; C holds them too, except for fp16/bf16 (fp32 C) and int8 (int32 C).
 //   A is M x K (lda >= K), B is K x N (ldb >= N), C is M x N (ldc >= N).
 // BLAS semantics: a zero dimension is legal; with M or N zero nothing happens, with K zero (or
 // alpha zero) C becomes beta * C; with beta zero C is never read, so NaN in C does not propagate.
@@ -17,7 +18,13 @@ enum class Precision { fp32, fp64, fp16, bf16, int8 };
 std::string_view to_string(Precision p);
 // Throws std::invalid_argument naming the allowed values.
 Precision parse_precision(std::string_view text);
+// Bytes of an element of A and B in precision p.
 std::size_t element_size(Precision p);
+// Bytes of an element of C: fp16 and bf16 GEMMs accumulate and write fp32 (tensor cores), int8
+// ones int32; the others write their own precision.
+std::size_t output_element_size(Precision p);
+// Machine epsilon of the arithmetic the products are summed in (fp32 for fp16/bf16 inputs).
+double accumulation_epsilon(Precision p);
 // Machine epsilon of the precision's storage type (distance from 1 to the next value).
 double machine_epsilon(Precision p);
 

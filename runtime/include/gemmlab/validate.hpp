@@ -70,6 +70,13 @@ class HostCase {
 void naive_gemm_fp64(std::int64_t m, std::int64_t n, std::int64_t k, double alpha,
                      const double* a, const double* b, double beta, double* c);
 
+// 16-bit floats as the host stores them for fp16/bf16 problems (round to nearest, ties to even;
+// bf16 by way of fp32), and back.
+std::uint16_t to_fp16(double x);
+double from_fp16(std::uint16_t bits);
+std::uint16_t to_bf16(double x);
+double from_bf16(std::uint16_t bits);
+
 // The NaN bit patterns used as poison.
 float poison_fp32();
 double poison_fp64();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gemmlab/evaluate.hpp"
@@ -41,6 +42,21 @@ struct VerifyOptions {
 // parameter ranges (SearchSpace::extremes) x shapes x precisions x scalars.
 std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Reference* truth_fp64,
                                       const VerifyOptions& options);
+
+// Compiling without a device (kernels compiled at run time): each target x precision x the
+// default configuration and the extremes. A case fails when the configuration does not compile,
+// needs more shared memory than the target allows, or — at the default configuration — spills
+// registers to local memory (the extremes may: they are the corners of the space, not advice).
+struct CompileCase {
+  std::string backend, kernel;
+  Precision precision = Precision::fp32;
+  Config config;
+  bool is_default = false;
+  std::string status;  // "passed", "failed", "unsupported"
+  CompileReport report;
+  std::string reason;  // why failed / unsupported
+};
+std::vector<CompileCase> compile_check_kernel(const Kernel& kernel, const std::vector<Precision>& precisions);
 
 // The same problem with every leading dimension `extra` elements longer than its row.
 Problem with_padding(Problem p, std::int64_t extra);

@@ -37,6 +37,7 @@ struct WorkerSetup {
   std::string reference;  // reference library ("": none)
   int reference_threads = 0;  // 0: the library's default
   MeasureOptions measure;
+  bool flush_cache = false;  // Device::set_cache_flush before the timed runs (GPUs: L2)
   // Address-space limit of the worker (setrlimit RLIMIT_AS), so that memory exhaustion is an
   // allocation failure in the worker rather than the system's out-of-memory killer (0: none).
   // Not applied in AddressSanitizer builds, whose shadow memory needs terabytes of address space.

@@ -1,0 +1,257 @@
+// A CUDA kernel of the curriculum: its specification, compiled by NVRTC for the device's
+// architecture with the configuration's parameters as -D constants, loaded as a library and
+// launched on the default stream.
+#include "cuda_kernel.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "gemmlab/cuda.hpp"
+
+namespace gemmlab::cuda {
+namespace {
+
+void check(cudaError_t result, const std::string& what) {
+  if (result != cudaSuccess) throw std::runtime_error("CUDA: " + what + ": " + cudaGetErrorString(result));
+}
+
+std::string input_type(Precision p) {
+  switch (p) {
+    case Precision::fp64: return "double";
+    case Precision::fp16: return "__half";
+    case Precision::bf16: return "__nv_bfloat16";
+    default: return "float";
+  }
+}
+std::string output_type(Precision p) { return p == Precision::fp64 ? "double" : "float"; }
+
+// cuTensorMapEncodeTiled from the driver, found through the runtime (no link to libcuda).
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeTiled encode_tiled() {
+  static EncodeTiled function = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    check(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found),
+          "cudaGetDriverEntryPointByVersion(cuTensorMapEncodeTiled)");
+    if (found != cudaDriverEntryPointSuccess || f == nullptr)
+      throw std::runtime_error("the NVIDIA driver has no cuTensorMapEncodeTiled (TMA needs driver 12.0 or later)");
+    return reinterpret_cast<EncodeTiled>(f);
+  }();
+  return function;
+}
+
+// A 2-D tensor map over a row-major rows x cols matrix with leading dimension ld (elements).
+CUtensorMap tensor_map(const void* data, Precision p, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                       unsigned box_rows, unsigned box_cols, bool swizzle_128b) {
+  CUtensorMap map{};
+  const cuuint64_t sizes[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};  // innermost first
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * element_bytes(p)};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult result = encode_tiled()(
+      &map, p == Precision::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
+      const_cast<void*>(data), sizes, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      swizzle_128b ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS)
+    throw std::invalid_argument("cuTensorMapEncodeTiled refused the operand (error " + std::to_string(result) +
+                                "): TMA needs 16-byte aligned rows (leading dimension x element size a multiple of 16)");
+  return map;
+}
+
+class CudaExecutable final : public Executable {
+ public:
+  CudaExecutable(const CompiledModule& module, const CudaKernelSpec& spec, const Config& config, const Problem& p,
+                 const Launch& launch)
+      : spec_(spec), config_(config), problem_(p), launch_(launch) {
+    check(cudaLibraryLoadData(&library_, module.image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+          "cudaLibraryLoadData");
+    check(cudaLibraryGetKernel(&kernel_, library_, "gemm"), "cudaLibraryGetKernel(gemm)");
+    if (launch.shared_bytes > 48 * 1024)  // above the default, a kernel must opt in
+      check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel_), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 static_cast<int>(launch.shared_bytes)),
+            "cudaFuncSetAttribute(max dynamic shared memory)");
+  }
+  ~CudaExecutable() override {
+    if (library_ != nullptr) cudaLibraryUnload(library_);
+  }
+  CudaExecutable(const CudaExecutable&) = delete;
+  CudaExecutable& operator=(const CudaExecutable&) = delete;
+
+  void run(const Operands& o) override {
+    const Problem& p = problem_;
+    if (p.m == 0 || p.n == 0) return;  // nothing to compute: no launch (a grid cannot be empty)
+    int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
+    int lda = static_cast<int>(p.lda), ldb = static_cast<int>(p.ldb), ldc = static_cast<int>(p.ldc);
+    const void* a = o.a;
+    const void* b = o.b;
+    void* c = o.c;
+    double alpha64 = p.alpha, beta64 = p.beta;
+    float alpha32 = static_cast<float>(p.alpha), beta32 = static_cast<float>(p.beta);
+    void* alpha = p.precision == Precision::fp64 ? static_cast<void*>(&alpha64) : static_cast<void*>(&alpha32);
+    void* beta = p.precision == Precision::fp64 ? static_cast<void*>(&beta64) : static_cast<void*>(&beta32);
+    std::vector<void*> args = {&m, &n, &k, alpha, &a, &lda, &b, &ldb, beta, &c, &ldc};
+    CUtensorMap a_map{}, b_map{};
+    if (spec_.tensor_maps) {
+      const TensorMapBoxes boxes = spec_.tensor_maps(config_);
+      a_map = tensor_map(a, p.precision, p.m, p.k, p.lda, boxes.a_rows, boxes.a_cols, boxes.swizzle_128b);
+      b_map = tensor_map(b, p.precision, p.k, p.n, p.ldb, boxes.b_rows, boxes.b_cols, boxes.swizzle_128b);
+      args.push_back(&a_map);
+      args.push_back(&b_map);
+    }
+    const dim3 grid(launch_.grid.x, launch_.grid.y, launch_.grid.z), block(launch_.block.x, launch_.block.y, launch_.block.z);
+    check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block, args.data(), launch_.shared_bytes, nullptr),
+          "launching " + spec_.name);
+    check(cudaGetLastError(), "launching " + spec_.name);
+  }
+
+ private:
+  const CudaKernelSpec& spec_;
+  Config config_;
+  Problem problem_;
+  Launch launch_;
+  cudaLibrary_t library_ = nullptr;
+  cudaKernel_t kernel_ = nullptr;
+};
+
+class CudaKernel final : public Kernel {
+ public:
+  explicit CudaKernel(CudaKernelSpec spec) : spec_(std::move(spec)) {
+    const auto found = embedded_files().find(spec_.name + ".cu");
+    if (found == embedded_files().end()) throw std::logic_error("no embedded source kernels/cuda/" + spec_.name + ".cu");
+    source_ = found->second;
+  }
+  std::string_view name() const override { return spec_.name; }
+  std::string_view backend() const override { return "cuda"; }
+  std::string_view summary() const override { return spec_.summary; }
+  std::vector<Precision> precisions() const override { return spec_.precisions; }
+
+  Support supported(const DeviceInfo& device) const override {
+    if (!device.gpu) return {false, "no CUDA device here (compile-checked only: gemmlab verify --compile-only)"};
+    const int cc = device.gpu->compute_capability;
+    if (cc < spec_.min_compute_capability)
+      return {false, "needs compute capability " + std::to_string(spec_.min_compute_capability / 10) + "." +
+                         std::to_string(spec_.min_compute_capability % 10) + " or later; this device has " +
+                         std::to_string(cc / 10) + "." + std::to_string(cc % 10)};
+    if (spec_.arch_specific && cc != spec_.min_compute_capability)
+      return {false, "uses instructions of sm_" + std::to_string(spec_.min_compute_capability) + "a only (Hopper)"};
+    return {};
+  }
+  // Without a CUDA device (a listing, a compile check), the space of the newest target.
+  SearchSpace space(const DeviceInfo& device, Precision precision) const override {
+    return spec_.space(limits(device), precision);
+  }
+  Config default_config(const DeviceInfo& device, Precision precision) const override {
+    return spec_.default_config(limits(device), precision);
+  }
+  std::string source_hash() const override { return std::string(source_.sha256) + " nvrtc " + nvrtc_version(); }
+
+  std::unique_ptr<Executable> prepare(Device& device, const Problem& problem, const Config& config) const override {
+    if (auto s = supported(device.info()); !s.ok) throw Unsupported(spec_.name + ": " + s.reason);
+    if (!supports(problem.precision))
+      throw std::invalid_argument(spec_.name + " has no " + std::string(to_string(problem.precision)) + " variant");
+    const GpuLimits& gpu = *device.info().gpu;
+    space(device.info(), problem.precision).check(config);
+    if (spec_.tensor_maps) {  // TMA: rows 16-byte aligned, no empty dimension
+      const auto elem = static_cast<std::int64_t>(element_bytes(problem.precision));
+      if (problem.k == 0 || (problem.lda * elem) % 16 != 0 || (problem.ldb * elem) % 16 != 0)
+        throw Unsupported(spec_.name + " loads through TMA, which needs K >= 1 and rows of A and B starting on 16 "
+                          "bytes (lda and ldb multiples of " + std::to_string(16 / elem) + "); this problem has K=" +
+                          std::to_string(problem.k) + ", lda=" + std::to_string(problem.lda) + ", ldb=" +
+                          std::to_string(problem.ldb));
+    }
+    const int cc = gpu.compute_capability;
+    const CompiledModule module = compile(request(config, problem.precision, arch_name(cc, spec_.arch_specific)));
+    return std::make_unique<CudaExecutable>(module, spec_, config, problem, spec_.launch(config, problem, gpu));
+  }
+
+  std::vector<CompileTarget> compile_targets() const override {
+    std::vector<CompileTarget> targets;
+    for (int cc : {80, 90}) {
+      if (cc < spec_.min_compute_capability || (spec_.arch_specific && cc != spec_.min_compute_capability)) continue;
+      DeviceInfo d;
+      d.backend = "cuda";
+      d.name = arch_name(cc, spec_.arch_specific && cc == 90) + " (datasheet limits)";
+      d.gpu = gpu_limits_for_arch(cc);
+      targets.push_back({arch_name(cc, spec_.arch_specific || cc == 90), d});
+    }
+    return targets;
+  }
+
+  CompileReport compile_only(const CompileTarget& target, Precision precision, const Config& config) const override {
+    const GpuLimits& gpu = *target.device.gpu;
+    space(target.device, precision).check(config);
+    CompiledModule module;
+    try {
+      module = compile(request(config, precision, target.name));
+    } catch (const CompileError& e) {
+      throw ConfigError(e.what());
+    }
+    // The launch of a representative problem gives the dynamic shared memory.
+    const Launch launch = spec_.launch(config, Problem::packed(1024, 1024, 1024, precision), gpu);
+    return {.target = target.name,
+            .registers = module.usage.registers,
+            .shared_bytes = module.usage.shared_bytes + static_cast<std::int64_t>(launch.shared_bytes),
+            .shared_limit = std::max(gpu.shared_bytes_per_block, gpu.shared_bytes_per_block_optin),
+            .spill_bytes = module.usage.spill_store_bytes + module.usage.spill_load_bytes,
+            .stack_bytes = module.usage.stack_bytes,
+            .log = module.log};
+  }
+
+ private:
+  static GpuLimits limits(const DeviceInfo& device) { return device.gpu ? *device.gpu : gpu_limits_for_arch(90); }
+
+  CompileRequest request(const Config& config, Precision precision, const std::string& arch) const {
+    CompileRequest r{.source_name = spec_.name + ".cu", .source = std::string(source_.text), .headers = {}, .options = {},
+                     .arch = arch};
+    for (const auto& [file, embedded] : embedded_files())
+      if (file.ends_with(".cuh")) r.headers.emplace_back(file, embedded.text);
+    for (const auto& [name, value] : config) r.options.push_back("-D" + name + "=" + std::to_string(value));
+    r.options.push_back("-DTA=" + input_type(precision));
+    r.options.push_back("-DTC=" + output_type(precision));
+    return r;
+  }
+
+  CudaKernelSpec spec_;
+  EmbeddedSource source_;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_cuda_kernel(CudaKernelSpec spec) { return std::make_unique<CudaKernel>(std::move(spec)); }
+
+GpuLimits gpu_limits_for_arch(int compute_capability) {
+  // The CUDA programming guide's table of technical specifications per compute capability, and
+  // the SM counts of the reference parts (A100 SXM: 108, RTX 3090: 82, RTX 4090: 128, H100 SXM: 132).
+  GpuLimits g{.compute_capability = compute_capability};
+  switch (compute_capability) {
+    case 80:
+      g.multiprocessors = 108, g.shared_bytes_per_block_optin = 163 * 1024, g.shared_bytes_per_sm = 164 * 1024;
+      g.l2_bytes = 40 << 20;
+      break;
+    case 86:
+      g.multiprocessors = 82, g.shared_bytes_per_block_optin = 99 * 1024, g.shared_bytes_per_sm = 100 * 1024;
+      g.l2_bytes = 6 << 20;
+      break;
+    case 89:
+      g.multiprocessors = 128, g.shared_bytes_per_block_optin = 99 * 1024, g.shared_bytes_per_sm = 100 * 1024;
+      g.l2_bytes = 72 << 20;
+      break;
+    case 90:
+      g.multiprocessors = 132, g.shared_bytes_per_block_optin = 227 * 1024, g.shared_bytes_per_sm = 228 * 1024;
+      g.l2_bytes = 50 << 20;
+      break;
+    default:
+      throw std::invalid_argument("no datasheet limits for compute capability " + std::to_string(compute_capability) +
+                                  "; known: 80, 86, 89, 90");
+  }
+  return g;
+}
+
+}  // namespace gemmlab::cuda

@@ -1,0 +1,61 @@
+// The CUDA backend: devices through the CUDA runtime (linked statically; it finds the driver at
+// run time, so a machine without one simply has no CUDA devices), kernels compiled at run time by
+// NVRTC, cuBLAS as the reference and NVML for power, both loaded with dlopen.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gemmlab/registry.hpp"
+
+namespace gemmlab::cuda {
+
+std::unique_ptr<Backend> make_backend();
+
+// What ptxas reports for a compiled kernel (--ptxas-options=-v).
+struct ResourceUsage {
+  bool known = false;  // false when the report could not be read
+  int registers = 0;
+  std::int64_t shared_bytes = 0;  // static shared memory
+  std::int64_t stack_bytes = 0;
+  std::int64_t spill_store_bytes = 0, spill_load_bytes = 0;
+};
+
+struct CompiledModule {
+  std::string image;  // CUBIN for the requested architecture
+  std::string log;    // NVRTC's log, ptxas's resource report included
+  ResourceUsage usage;
+  bool from_disk_cache = false;
+};
+
+struct CompileRequest {
+  std::string source_name;  // "05_2d_register_tiled.cu", for messages
+  std::string source;
+  std::vector<std::pair<std::string, std::string>> headers;  // (include name, text) NVRTC may include
+  std::vector<std::string> options;  // "-DBM=128", ...
+  std::string arch;                  // "sm_90a"
+};
+
+// Thrown when NVRTC rejects a program; what() holds the log.
+class CompileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Compiles with NVRTC; results are cached in memory and on disk
+// ($XDG_CACHE_HOME/gemmlab/cuda-modules, else ~/.cache/...), keyed by a hash of the source, the
+// options, the architecture and the NVRTC version. Thread-safe (the tuner compiles upcoming
+// configurations on a pool of threads).
+CompiledModule compile(const CompileRequest& request);
+// "13.0"
+std::string nvrtc_version();
+// "sm_90a" for (90, true), "sm_80" for (80, false).
+std::string arch_name(int compute_capability, bool arch_specific);
+// ptxas's "-v" report -> usage (known = false when it has none).
+ResourceUsage parse_ptxas_report(const std::string& log);
+
+}  // namespace gemmlab::cuda
