@@ -166,6 +166,31 @@ TEST_P(EveryStrategy, ASeededRunIsReproducible) {
   }
 }
 
+TEST_P(EveryStrategy, HintsNeverChangeTheSearchAndMostlyComeTrue) {
+  const SearchDomain d(bowl_space());
+  auto run = [&](bool listen, std::vector<std::size_t>* hinted) {
+    SearchContext ctx(d, bowl_objective(d), {.evaluations = 40}, 11);
+    if (listen) ctx.set_lookahead([&](std::size_t c) { hinted->push_back(c); });
+    make_strategy(GetParam())->search(ctx);
+    std::vector<std::size_t> order;
+    for (const auto& o : ctx.history()) order.push_back(o.candidate);
+    return order;
+  };
+  std::vector<std::size_t> hinted;
+  const auto order = run(true, &hinted);
+  EXPECT_EQ(order, run(false, nullptr)) << "a look-ahead listener changed what was evaluated";
+  if (GetParam() == "exhaustive" || GetParam() == "local" || GetParam() == "bayesian") {
+    ASSERT_FALSE(hinted.empty()) << GetParam() << " gives no hints";
+    const std::set<std::size_t> evaluated(order.begin(), order.end()), distinct(hinted.begin(), hinted.end());
+    std::size_t came_true = 0;
+    for (std::size_t c : distinct) came_true += evaluated.count(c);
+    if (GetParam() == "exhaustive") {
+      EXPECT_GE(came_true + 4, distinct.size()) << "exhaustive knows its next candidates exactly";
+    }
+    EXPECT_GT(came_true, 0u);
+  }
+}
+
 TEST_P(EveryStrategy, FindsTheKnownOptimumInMostSeededRuns) {
   const SearchDomain d(bowl_space());
   const std::size_t optimum = *d.find(Config{{"A", 5}, {"B", 2}, {"C", 6}});

@@ -1,6 +1,9 @@
 // Tuning live kernels: budget, no repetition, validity, and the failed / invalid outcomes of
 // deliberately faulty test kernels.
+#include <chrono>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "gemmlab/builtin.hpp"
 #include "gemmlab/cpu.hpp"
@@ -90,6 +93,66 @@ TEST(Tune, AConfigurationFarSlowerThanTheBestIsAbortedAfterOneRun) {
   const TuneResult all = tune(cpu_device(), kernel, Problem::packed(24, 24, 24, Precision::fp64), &openblas(), nullptr, options);
   EXPECT_EQ(all.aborted, 0u);
   EXPECT_EQ(all.history[1].status, Status::ok);
+}
+
+// X in 1..8: prepare() "compiles" (sleeps 30 ms) unless prepare_ahead() did it already.
+class CompiledAtRunTimeKernel final : public Kernel {
+ public:
+  std::string_view name() const override { return "compiled_at_run_time"; }
+  std::string_view backend() const override { return "cpu"; }
+  std::string_view summary() const override { return "test kernel with a slow build step"; }
+  std::vector<Precision> precisions() const override { return {Precision::fp32}; }
+  Support supported(const DeviceInfo&) const override { return {}; }
+  SearchSpace space(const DeviceInfo&, Precision) const override {
+    SearchSpace s;
+    s.add("X", int_range(1, 8), "");
+    return s;
+  }
+  Config default_config(const DeviceInfo&, Precision) const override { return {{"X", 1}}; }
+  std::string source_hash() const override { return "test"; }
+  void prepare_ahead(const DeviceInfo&, Precision, const Config& c) const override { build(c); }
+  std::unique_ptr<Executable> prepare(Device& device, const Problem& p, const Config& c) const override {
+    {
+      std::lock_guard lock(mutex_);
+      if (!built_.count(c)) ++built_in_prepare;
+    }
+    build(c);
+    return registry().kernel("cpu", "02_loop_order").prepare(device, p, {});
+  }
+  mutable int built_in_prepare = 0;
+
+ private:
+  void build(const Config& c) const {
+    {
+      std::lock_guard lock(mutex_);
+      if (built_.count(c)) return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    std::lock_guard lock(mutex_);
+    built_.insert(c);
+  }
+  mutable std::mutex mutex_;
+  mutable std::set<Config> built_;
+};
+
+TEST(Tune, CompileThreadsPrepareTheNextConfigurationsWhileOneIsTimed) {
+  TuneOptions options = quick;
+  options.strategy = "exhaustive";
+  const Problem p = Problem::packed(16, 16, 16);
+  const CompiledAtRunTimeKernel serial;
+  const TuneResult without = tune(cpu_device(), serial, p, &openblas(), nullptr, options);
+  EXPECT_EQ(serial.built_in_prepare, 8) << "without compile threads every build is on the critical path";
+
+  options.compile_threads = 2;
+  const CompiledAtRunTimeKernel overlapped;
+  const TuneResult with = tune(cpu_device(), overlapped, p, &openblas(), nullptr, options);
+  EXPECT_LT(overlapped.built_in_prepare, 6) << "the look-ahead did not build ahead";
+  ASSERT_EQ(with.history.size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(with.history[i].config, without.history[i].config) << "the overlap changed the search";
+    EXPECT_EQ(with.history[i].status, Status::ok) << with.history[i].reason;
+  }
+  EXPECT_GT(with.evaluations_per_second(), 0);
 }
 
 TEST(Evaluator, AbortsAfterOneTimedRunAboveTheThreshold) {

@@ -2,8 +2,10 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "cli.hpp"
 #include "gemmlab/cpu.hpp"
@@ -57,7 +59,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     double time_limit = 0, early_abort = 3.0, timeout_factor = 10.0, timeout_floor = 30.0, worker_memory = -1;
     bool in_process = false, flush_cache = false;
     std::uint64_t seed = 1;
-    int threads = 0, device = 0;
+    int threads = 0, device = 0, compile_threads = -1;
     bool json = false;
   };
   auto o = std::make_shared<Options>();
@@ -90,6 +92,9 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
                   "Results cache (SQLite) to reuse and extend (default: $XDG_CACHE_HOME/gemmlab/results.sqlite, "
                   "else ~/.cache/gemmlab/results.sqlite)");
   cmd->add_flag("--no-cache", o->no_cache, "Neither reuse nor store results");
+  cmd->add_option("--compile-threads", o->compile_threads,
+                  "Threads compiling the configurations the strategy will likely try next, while one is timed "
+                  "(kernels compiled at run time; default: half the cores, at most 4; 0: no overlap)");
   cmd->add_flag("--flush-cache", o->flush_cache,
                 "Empty the device's cache before each timed run (GPUs: L2), so timings start with cold operands");
   cmd->add_flag("--in-process", o->in_process,
@@ -121,6 +126,11 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     options.early_abort_factor = o->early_abort;
     options.timeout_factor = o->timeout_factor;
     options.timeout_floor_s = o->timeout_floor;
+    if (!kernel.compile_targets().empty()) {  // compiled at run time: overlap compiling with timing
+      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      options.compile_threads = static_cast<std::size_t>(o->compile_threads >= 0 ? o->compile_threads : std::clamp(cores / 2, 1, 4));
+      options.prepare_ahead = [&kernel, &device, &p](const Config& c) { kernel.prepare_ahead(device->info(), p.precision, c); };
+    }
 
     SearchSpace space = kernel.space(device->info(), p.precision);
     add_user_constraints(space, o->constraints, o->constraints_file);
@@ -192,7 +202,9 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
                                         {"timed_beside_best", r.reference_beside_best}}},
                          {"evaluations", r.history.size()}, {"space_size", r.space_size},
                          {"reused_from_cache", r.reused_from_cache}, {"cache", results ? results->path() : ""}, {"failed", r.failed}, {"invalid", r.invalid}, {"aborted", r.aborted},
-                         {"worker_restarts", r.worker_restarts},
+                         {"worker_restarts", r.worker_restarts}, {"seconds", r.seconds},
+                         {"evaluations_per_second", r.evaluations_per_second()},
+                         {"compile_threads", options.compile_threads},
                          {"strategy", o->strategy}, {"seed", o->seed}, {"history", history}});
     }
     if (terminal) fmt::print("\n");
@@ -206,7 +218,8 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     fmt::print("failed: {}, invalid: {}, aborted early: {}", r.failed, r.invalid, r.aborted);
     if (results) fmt::print("; {} of {} reused from the cache {}", r.reused_from_cache, r.history.size(), results->path());
     if (r.worker_restarts > 0) fmt::print(" (the evaluation worker was restarted {} times)", r.worker_restarts);
-    fmt::print("\n");
+    fmt::print("\n{:.2f} evaluations per second ({:.2f} s{})\n", r.evaluations_per_second(), r.seconds,
+               options.compile_threads > 0 ? fmt::format(", {} compile threads ahead", options.compile_threads) : "");
   });
 }
 

@@ -171,6 +171,14 @@ class CudaKernel final : public Kernel {
     return std::make_unique<CudaExecutable>(module, spec_, config, problem, spec_.launch(config, problem, gpu));
   }
 
+  // The compilation prepare() will need, into the module caches (memory and disk: a sandboxed
+  // worker process finds it there).
+  void prepare_ahead(const DeviceInfo& device, Precision precision, const Config& config) const override {
+    if (!device.gpu || !supported(device).ok) return;
+    space(device, precision).check(config);
+    compile(request(config, precision, arch_name(device.gpu->compute_capability, spec_.arch_specific)));
+  }
+
   std::vector<CompileTarget> compile_targets() const override {
     std::vector<CompileTarget> targets;
     for (int cc : {80, 90}) {

@@ -9,12 +9,19 @@
 namespace gemmlab {
 namespace {
 
+// How many upcoming candidates a strategy announces (SearchContext::hint): enough to keep a few
+// compile threads busy while one configuration is timed.
+constexpr std::size_t lookahead = 4;
+
 // Every candidate in order: the reference for small spaces.
 class Exhaustive final : public Strategy {
  public:
   std::string name() const override { return "exhaustive"; }
   void search(SearchContext& ctx) override {
-    for (std::size_t c = 0; c < ctx.domain().size() && !ctx.done(); ++c) ctx.evaluate(c);
+    for (std::size_t c = 0; c < ctx.domain().size() && !ctx.done(); ++c) {
+      for (std::size_t next = c + 1; next < std::min(ctx.domain().size(), c + 1 + lookahead); ++next) ctx.hint(next);
+      ctx.evaluate(c);
+    }
   }
 };
 
@@ -52,8 +59,10 @@ class IteratedLocalSearch final : public Strategy {
       for (auto kind : {SearchSpace::Neighbourhood::adjacent, SearchSpace::Neighbourhood::any}) {
         std::vector<std::size_t> moves = ctx.domain().neighbours(current.candidate, kind);
         std::shuffle(moves.begin(), moves.end(), ctx.rng());
-        for (std::size_t m : moves) {
+        for (std::size_t i = 0; i < moves.size(); ++i) {
+          const std::size_t m = moves[i];
           if (ctx.evaluated(m)) continue;
+          for (std::size_t j = i + 1; j < std::min(moves.size(), i + 1 + lookahead); ++j) ctx.hint(moves[j]);
           auto o = ctx.evaluate(m);
           if (!o) return;
           if (SearchContext::cost(*o) < SearchContext::cost(current)) {
@@ -304,11 +313,17 @@ class Parzen final : public Strategy {
     std::optional<std::size_t> best;
     double best_score = -std::numeric_limits<double>::infinity();
     std::vector<double> terms;
+    std::vector<std::pair<double, std::size_t>> runners_up;  // for the look-ahead
     for (std::size_t c : candidates) {
       const double score =
           log_density(d, active, l, d.point(c), terms) - log_density(d, active, g, d.point(c), terms);
       if (score > best_score) best_score = score, best = c;
+      runners_up.emplace_back(-score, c);
     }
+    // The next best-scoring candidates are the likeliest picks of the next steps.
+    const std::size_t hints = std::min(runners_up.size(), lookahead + 1);
+    std::partial_sort(runners_up.begin(), runners_up.begin() + static_cast<std::ptrdiff_t>(hints), runners_up.end());
+    for (std::size_t i = 1; i < hints; ++i) ctx.hint(runners_up[i].second);
     return best;
   }
 };

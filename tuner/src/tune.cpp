@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "gemmlab/kernel.hpp"
 
@@ -82,8 +87,67 @@ double InProcessRunner::reference_gflops_beside(const Config& config, double) {
   }
 }
 
+namespace {
+// Runs `work` (compiling a kernel) for announced configurations on a few threads. Each
+// configuration is done once; when the strategy announces faster than the threads compile, the
+// oldest announcements are dropped (the strategy has moved on from them).
+class PrepareAhead {
+ public:
+  PrepareAhead(std::size_t threads, std::function<void(const Config&)> work) : work_(std::move(work)) {
+    for (std::size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { serve(); });
+  }
+  ~PrepareAhead() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+      queue_.clear();
+    }
+    ready_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  PrepareAhead(const PrepareAhead&) = delete;
+  PrepareAhead& operator=(const PrepareAhead&) = delete;
+
+  void add(const Config& config) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!announced_.insert(config).second) return;
+      queue_.push_back(config);
+      while (queue_.size() > 2 * std::max<std::size_t>(threads_.size(), 4)) queue_.pop_front();
+    }
+    ready_.notify_one();
+  }
+
+ private:
+  void serve() {
+    for (;;) {
+      Config config;
+      {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        if (stop_) return;
+        config = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      try {
+        work_(config);
+      } catch (...) {  // prepare() will meet the same problem and report it
+      }
+    }
+  }
+  std::function<void(const Config&)> work_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Config> queue_;
+  std::set<Config> announced_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+}  // namespace
+
 TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationRunner& runner,
                 const TuneOptions& options, const TuneProgress& progress, const TuneCache& cache) {
+  const auto search_start = std::chrono::steady_clock::now();
   const SearchDomain domain(space);
   auto strategy = make_strategy(options.strategy);
 
@@ -146,7 +210,18 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
     return o;
   };
   SearchContext ctx(domain, objective, options.budget, options.seed);
+  std::optional<PrepareAhead> ahead;
+  if (options.compile_threads > 0 && options.prepare_ahead) {
+    ahead.emplace(options.compile_threads, options.prepare_ahead);
+    ctx.set_lookahead([&](std::size_t candidate) {
+      // A configuration already in the results cache needs no compiling.
+      const Config config = domain.config(candidate);
+      if (cache.cache == nullptr || !cache.cache->find(cache.key, config)) ahead->add(config);
+    });
+  }
   strategy->search(ctx);
+  ahead.reset();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - search_start).count();
 
   if (result.best && !result.reference_name.empty()) {
     const double timeout_s = std::max(options.timeout_floor_s, options.timeout_factor * best_wall_s);
@@ -165,7 +240,10 @@ TuneResult tune(Device& device, const Kernel& kernel, const Problem& problem, Re
                 Reference* reference, const TuneOptions& options, const TuneProgress& progress) {
   if (auto s = kernel.supported(device.info()); !s.ok) throw Unsupported(std::string(kernel.name()) + ": " + s.reason);
   InProcessRunner runner(device, kernel, problem, truth_fp64, reference, options.seed, options.measure);
-  return tune(kernel.space(device.info(), problem.precision), problem, runner, options, progress);
+  TuneOptions with_lookahead = options;
+  if (!with_lookahead.prepare_ahead)
+    with_lookahead.prepare_ahead = [&](const Config& c) { kernel.prepare_ahead(device.info(), problem.precision, c); };
+  return tune(kernel.space(device.info(), problem.precision), problem, runner, with_lookahead, progress);
 }
 
 }  // namespace gemmlab

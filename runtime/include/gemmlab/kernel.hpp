@@ -78,6 +78,10 @@ class Kernel {
   // shared code it includes, the compiler and options. Results cached under one hash are never
   // reused for another.
   virtual std::string source_hash() const = 0;
+  // Does ahead of time, and on any thread, the slow part of prepare() for a configuration that is
+  // likely to be prepared soon (compiling it), so that the tuner can overlap it with timing
+  // another one. Failures are left for prepare() to report. Kernels built ahead of time: nothing.
+  virtual void prepare_ahead(const DeviceInfo&, Precision, const Config&) const {}
   // Kernels compiled at run time (CUDA, ...) can be compiled without a device: the targets, and
   // compile_only(), which throws ConfigError (with the compiler's log) for a configuration that
   // does not compile. Kernels compiled ahead of time have no targets.

@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <condition_variable>
 #include <mutex>
+#include <set>
 #include <regex>
 #include <sstream>
 #include <unistd.h>
@@ -137,6 +139,11 @@ ResourceUsage parse_ptxas_report(const std::string& log) {
 }
 
 CompiledModule compile(const CompileRequest& request) {
+  // A request being compiled on another thread (the tuner's look-ahead) is waited for, not
+  // compiled twice.
+  static std::mutex in_flight_mutex;
+  static std::condition_variable finished;
+  static std::set<std::string> in_flight;
   static std::mutex mutex;
   static std::map<std::string, CompiledModule> in_memory;
   std::string key_text = request.source + '\n' + request.arch + '\n' + nvrtc_version() + '\n' + include_dir();
@@ -144,9 +151,22 @@ CompiledModule compile(const CompileRequest& request) {
   for (const auto& o : request.options) key_text += '\n' + o;
   const std::string key = content_hash(key_text);
   {
-    std::lock_guard lock(mutex);
+    std::unique_lock lock(in_flight_mutex);
+    finished.wait(lock, [&] { return in_flight.count(key) == 0; });
+    std::lock_guard memory_lock(mutex);
     if (auto found = in_memory.find(key); found != in_memory.end()) return found->second;
+    in_flight.insert(key);
   }
+  struct Done {  // however this ends, the request is no longer in flight
+    const std::string& key;
+    ~Done() {
+      {
+        std::lock_guard lock(in_flight_mutex);
+        in_flight.erase(key);
+      }
+      finished.notify_all();
+    }
+  } done{key};
   const std::filesystem::path dir = disk_cache_dir();
   if (!dir.empty()) {
     const auto image = dir / (key + ".cubin"), log = dir / (key + ".log");

@@ -91,6 +91,15 @@ class SearchContext {
   // A uniformly random candidate not yet evaluated (nullopt when none is left).
   std::optional<std::size_t> random_unevaluated();
 
+  // Look-ahead: a strategy that knows candidates it is likely to evaluate soon says so, and the
+  // tuner prepares them meanwhile (compiles the kernel for them on other threads). A hint never
+  // changes what is evaluated, and strategies give hints without drawing random numbers, so a
+  // seeded search is the same with or without a listener.
+  void hint(std::size_t candidate) const {
+    if (lookahead_ && !evaluated(candidate)) lookahead_(candidate);
+  }
+  void set_lookahead(std::function<void(std::size_t candidate)> listener) { lookahead_ = std::move(listener); }
+
   const std::vector<Observation>& history() const { return history_; }
   // Best successful observation so far (null when none succeeded).
   const Observation* best() const { return best_ < history_.size() ? &history_[best_] : nullptr; }
@@ -108,6 +117,7 @@ class SearchContext {
   Budget budget_;
   std::mt19937_64 rng_;
   std::chrono::steady_clock::time_point start_;
+  std::function<void(std::size_t)> lookahead_;
   std::vector<std::size_t> seen_;  // candidate -> history index
   std::vector<Observation> history_;
   std::size_t best_ = unseen;

@@ -33,6 +33,11 @@ struct TuneOptions {
   // limit before any configuration succeeded). An in-process runner cannot enforce it.
   double timeout_factor = 10.0;
   double timeout_floor_s = 30.0;
+  // Overlap: while one configuration is evaluated, `compile_threads` threads run prepare_ahead
+  // (Kernel::prepare_ahead: compile the kernel) for the configurations the strategy expects to
+  // evaluate next (SearchContext::hint). 0 or no function: no overlap.
+  std::size_t compile_threads = 0;
+  std::function<void(const Config&)> prepare_ahead = {};
 };
 
 // What evaluating one configuration gave.
@@ -119,6 +124,8 @@ struct TuneResult {
   std::size_t failed = 0, invalid = 0, aborted = 0;
   std::size_t worker_restarts = 0;
   std::size_t reused_from_cache = 0;
+  double seconds = 0;  // wall time of the search
+  double evaluations_per_second() const { return seconds > 0 ? static_cast<double>(history.size()) / seconds : 0; }
   // The best `n` successful entries, fastest first.
   std::vector<TuneEntry> top(std::size_t n) const;
 };
