@@ -155,6 +155,43 @@ TEST(Tune, CompileThreadsPrepareTheNextConfigurationsWhileOneIsTimed) {
   EXPECT_GT(with.evaluations_per_second(), 0);
 }
 
+// The CPU device, reporting a fixed power draw as a GPU with NVML would.
+class PoweredDevice final : public Device {
+ public:
+  const DeviceInfo& info() const override { return cpu_device().info(); }
+  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return cpu_device().allocate(bytes); }
+  void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override { cpu_device().upload(dst, src, bytes); }
+  void download(void* dst, DeviceBuffer& src, std::size_t bytes) override { cpu_device().download(dst, src, bytes); }
+  void synchronize() override {}
+  double time_once(const std::function<void()>& launch) override { return cpu_device().time_once(launch); }
+  void measure_ceilings() override {}
+  std::optional<PowerReading> read_power() override {
+    ++readings;
+    return PowerReading{.watts = 250.0, .temperature_c = 61.0};
+  }
+  int readings = 0;
+};
+
+TEST(Evaluator, SamplesPowerWhereTheDeviceReportsItAndGivesGflopsPerWatt) {
+  const Kernel& kernel = registry().kernel("cpu", "02_loop_order");
+  const Problem p = Problem::packed(40, 40, 40);
+  PoweredDevice powered;
+  Evaluator evaluator(powered, p, &openblas(), 1);
+  const Evaluation e = evaluator.run(kernel, {}, &openblas(), {});
+  ASSERT_TRUE(e.kernel && e.reference);
+  EXPECT_GT(powered.readings, 0);
+  ASSERT_TRUE(e.kernel->watts.has_value());
+  EXPECT_EQ(*e.kernel->watts, 250.0);
+  EXPECT_EQ(e.kernel->temperature_c, 61.0);
+  EXPECT_DOUBLE_EQ(*e.kernel->gflops_per_watt(), e.kernel->gflops / 250.0);
+  EXPECT_TRUE(e.reference->watts.has_value());
+
+  Evaluator plain(cpu_device(), p, &openblas(), 1);
+  const Evaluation none = plain.run(kernel, {}, nullptr, {});
+  EXPECT_FALSE(none.kernel->watts.has_value()) << "the CPU device reports no power";
+  EXPECT_FALSE(none.kernel->gflops_per_watt().has_value());
+}
+
 TEST(Evaluator, AbortsAfterOneTimedRunAboveTheThreshold) {
   const Kernel& kernel = registry().kernel("cpu", "02_loop_order");
   const Problem p = Problem::packed(30, 30, 30);

@@ -10,6 +10,20 @@
 
 namespace gemmlab::cli {
 
+namespace {
+// Watts, GFLOP/s per watt and the hottest temperature of each side, where the device reports
+// power (null otherwise).
+nlohmann::json power_json(const Evaluation& e) {
+  auto side = [](const std::optional<Timing>& t) -> nlohmann::json {
+    if (!t || !t->watts) return nullptr;
+    return {{"watts", *t->watts}, {"gflops_per_watt", *t->gflops_per_watt()},
+            {"temperature_c", t->temperature_c ? nlohmann::json(*t->temperature_c) : nlohmann::json()}};
+  };
+  if (!(e.kernel && e.kernel->watts)) return nullptr;
+  return {{"kernel", side(e.kernel)}, {"reference", side(e.reference)}};
+}
+}  // namespace
+
 void add_run_command(CLI::App& app, Outcome& outcome) {
   struct Options {
     std::string backend = "cpu", kernel, precision = "fp32", reference;
@@ -107,6 +121,7 @@ void add_run_command(CLI::App& app, Outcome& outcome) {
           {"time_ms", e.reference ? e.reference->measurement.median_s * 1e3 : 0.0},
           {"timing", e.reference ? nlohmann::json(e.reference->measurement) : nlohmann::json()}}},
         {"ratio_to_reference", e.ratio_to_reference},
+        {"power", power_json(e)},
         {"peak_gflops", p.precision == Precision::fp32 ? info.peak_gflops_fp32 : info.peak_gflops_fp64},
     };
     if (o->json) return print_json(j);
@@ -124,6 +139,12 @@ void add_run_command(CLI::App& app, Outcome& outcome) {
                  e.reference->measurement.median_s * 1e3, e.reference->gflops,
                  100 * e.reference->measurement.spread, e.reference->measurement.repetitions);
     if (e.kernel) fmt::print("  ratio to {}: {:.3f}\n", ref_name, e.ratio_to_reference);
+    if (e.kernel && e.kernel->watts)
+      fmt::print("  power: {:.0f} W, {:.2f} GFLOP/s per W{}\n", *e.kernel->watts, *e.kernel->gflops_per_watt(),
+                 e.reference && e.reference->watts
+                     ? fmt::format(" ({} {:.0f} W, {:.2f} GFLOP/s per W)", ref_name, *e.reference->watts,
+                                   *e.reference->gflops_per_watt())
+                     : "");
   });
 }
 

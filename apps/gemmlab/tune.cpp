@@ -24,6 +24,10 @@ nlohmann::json entry_json(const TuneEntry& e) {
   }
   if (!e.reason.empty()) j["reason"] = e.reason;
   if (e.from_cache) j["from_cache"] = true;
+  if (e.watts && *e.watts > 0) {
+    j["watts"] = *e.watts;
+    j["gflops_per_watt"] = e.gflops / *e.watts;
+  }
   return j;
 }
 

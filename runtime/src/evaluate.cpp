@@ -1,5 +1,7 @@
 #include "gemmlab/evaluate.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <vector>
 
 namespace gemmlab {
@@ -15,10 +17,38 @@ struct Evaluator::DeviceOperands {
 };
 
 namespace {
-Timing timing(const Problem& problem, Measurement m) {
+// Power readings taken between timed runs, at most every 20 ms (a reading costs a driver call,
+// and the board's own averaging window is longer than that anyway).
+class PowerSamples {
+ public:
+  explicit PowerSamples(Device& device) : device_(device) {}
+  void sample() {
+    const auto now = std::chrono::steady_clock::now();
+    if (!watts_.empty() && now - last_ < std::chrono::milliseconds(20)) return;
+    const auto reading = device_.read_power();
+    if (!reading) return;
+    last_ = now;
+    watts_.push_back(reading->watts);
+    if (reading->temperature_c) hottest_ = std::max(hottest_.value_or(*reading->temperature_c), *reading->temperature_c);
+  }
+  void into(Timing& t) const {
+    if (watts_.empty()) return;
+    t.watts = summarize(watts_).median_s;  // the median of the readings
+    t.temperature_c = hottest_;
+  }
+
+ private:
+  Device& device_;
+  std::vector<double> watts_;
+  std::optional<double> hottest_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+Timing timing(const Problem& problem, Measurement m, const PowerSamples* power = nullptr) {
   Timing t;
   t.gflops = gflops(problem, m.median_s);
   t.measurement = std::move(m);
+  if (power != nullptr) power->into(t);
   return t;
 }
 }  // namespace
@@ -49,7 +79,12 @@ Evaluation Evaluator::run(const Kernel& kernel, const Config& config, Reference*
   Evaluation e;
   e.validation = host_.check(result.data());
   if (!options.time) return e;
-  auto run_kernel = [&] { return device_.time_once([&] { executable->run(operands_->view()); }); };
+  PowerSamples kernel_power(device_), reference_power(device_);
+  auto run_kernel = [&] {
+    const double seconds = device_.time_once([&] { executable->run(operands_->view()); });
+    kernel_power.sample();
+    return seconds;
+  };
   if (e.validation.valid && options.abort_above_s > 0) {
     const double first = run_kernel();
     if (first > options.abort_above_s) {
@@ -59,7 +94,7 @@ Evaluation Evaluator::run(const Kernel& kernel, const Config& config, Reference*
     }
   }
   if (timed_reference == nullptr) {
-    if (e.validation.valid) e.kernel = timing(problem, measure(run_kernel, options.measure));
+    if (e.validation.valid) e.kernel = timing(problem, measure(run_kernel, options.measure), &kernel_power);
     return e;
   }
   e.reference_name = timed_reference->name();
@@ -68,12 +103,14 @@ Evaluation Evaluator::run(const Kernel& kernel, const Config& config, Reference*
     return e;
   }
   auto run_reference = [&] {
-    return device_.time_once([&] { timed_reference->gemm(problem, operands_->view()); });
+    const double seconds = device_.time_once([&] { timed_reference->gemm(problem, operands_->view()); });
+    reference_power.sample();
+    return seconds;
   };
   // Alternating samples: a drift of the machine's speed cannot bias the ratio.
   auto [kernel_m, reference_m] = measure_interleaved(run_kernel, run_reference, options.measure);
-  e.kernel = timing(problem, std::move(kernel_m));
-  e.reference = timing(problem, std::move(reference_m));
+  e.kernel = timing(problem, std::move(kernel_m), &kernel_power);
+  e.reference = timing(problem, std::move(reference_m), &reference_power);
   if (e.reference->gflops > 0) e.ratio_to_reference = e.kernel->gflops / e.reference->gflops;
   return e;
 }
@@ -86,8 +123,13 @@ void Evaluator::compute_truth() {
 
 Timing Evaluator::time_reference(Reference& reference, const MeasureOptions& options) {
   const Problem& problem = host_.problem();
-  return timing(problem, measure([&] { return device_.time_once([&] { reference.gemm(problem, operands_->view()); }); },
-                                 options));
+  PowerSamples power(device_);
+  auto run_once = [&] {
+    const double seconds = device_.time_once([&] { reference.gemm(problem, operands_->view()); });
+    power.sample();
+    return seconds;
+  };
+  return timing(problem, measure(run_once, options), &power);
 }
 
 Evaluation evaluate(Device& device, const Kernel& kernel, const Config& config,

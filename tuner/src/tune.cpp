@@ -34,6 +34,7 @@ RunOutcome outcome_of(const Evaluation& e) {
   if (e.kernel) {
     o.time_s = e.kernel->measurement.median_s;
     o.gflops = e.kernel->gflops;
+    o.watts = e.kernel->watts;
   }
   return o;
 }
@@ -188,6 +189,7 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
     entry.gflops = run.gflops;
     entry.max_rel_error = run.max_rel_error;
     entry.reason = run.reason;
+    entry.watts = run.watts;
     if (run.status == Status::aborted && entry.reason.empty())
       entry.reason = "first run slower than " + std::to_string(options.early_abort_factor) + "x the best";
     if ((run.status == Status::ok || run.status == Status::aborted) && result.reference_gflops > 0)

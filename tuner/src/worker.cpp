@@ -77,7 +77,8 @@ WorkerSetup parse_setup(const json& j) {
 
 json outcome_json(const RunOutcome& o) {
   return {{"status", to_string(o.status)}, {"time_s", o.time_s}, {"gflops", o.gflops},
-          {"max_rel_error", std::isfinite(o.max_rel_error) ? o.max_rel_error : -1.0}, {"reason", o.reason}};
+          {"max_rel_error", std::isfinite(o.max_rel_error) ? o.max_rel_error : -1.0}, {"reason", o.reason},
+          {"watts", o.watts ? json(*o.watts) : json()}};
 }
 
 Status parse_status(const std::string& text) {
@@ -94,6 +95,7 @@ RunOutcome parse_outcome(const json& j) {
   o.max_rel_error = j.at("max_rel_error").get<double>();
   if (o.max_rel_error < 0) o.max_rel_error = std::numeric_limits<double>::infinity();  // JSON has no inf
   o.reason = j.at("reason").get<std::string>();
+  if (j.contains("watts") && j["watts"].is_number()) o.watts = j["watts"].get<double>();
   return o;
 }
 

@@ -91,6 +91,13 @@ class Device {
   // Whether time_once empties the device's caches before each timed run (GPUs: L2), so that
   // a timing starts with cold operands. Off by default; a device that cannot do it ignores it.
   virtual void set_cache_flush(bool) {}
+  // Board power draw (W) and temperature (C) now, where the device reports them (NVIDIA GPUs
+  // through NVML); nullopt elsewhere. The evaluator samples it between timed runs.
+  struct PowerReading {
+    double watts = 0;
+    std::optional<double> temperature_c;
+  };
+  virtual std::optional<PowerReading> read_power() { return std::nullopt; }
   // Runs the FMA and bandwidth micro-benchmarks and stores them in info().measured.
   virtual void measure_ceilings() = 0;
 };

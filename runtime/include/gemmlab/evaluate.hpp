@@ -25,6 +25,11 @@ struct EvaluationOptions {
 struct Timing {
   Measurement measurement;
   double gflops = 0;  // from the median
+  // Sampled between the timed runs where the device reports power (median watts, hottest reading).
+  std::optional<double> watts, temperature_c;
+  std::optional<double> gflops_per_watt() const {
+    return watts && *watts > 0 ? std::optional<double>(gflops / *watts) : std::nullopt;
+  }
 };
 
 struct Evaluation {

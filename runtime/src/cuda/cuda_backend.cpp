@@ -10,6 +10,7 @@
 
 #include "gemmlab/cuda.hpp"
 #include "gemmlab/kernel.hpp"
+#include "nvml.hpp"
 
 namespace gemmlab::cuda {
 namespace {
@@ -77,6 +78,8 @@ class CudaDevice final : public Device {
     check(cudaSetDevice(index), "cudaSetDevice");
     check(cudaEventCreate(&start_), "cudaEventCreate");
     check(cudaEventCreate(&stop_), "cudaEventCreate");
+    char bus_id[32] = {};
+    if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, index) == cudaSuccess) power_ = PowerMonitor::open(bus_id);
   }
   ~CudaDevice() override {
     cudaEventDestroy(start_);
@@ -112,6 +115,12 @@ class CudaDevice final : public Device {
     return ms * 1e-3;
   }
   void set_cache_flush(bool flush) override { flush_l2_ = flush; }
+  std::optional<PowerReading> read_power() override {
+    if (!power_) return std::nullopt;  // no NVML (no driver library) on this machine
+    const auto watts = power_->watts();
+    if (!watts) return std::nullopt;
+    return PowerReading{.watts = *watts, .temperature_c = power_->temperature_c()};
+  }
   void measure_ceilings() override {}  // not measured on GPUs yet: the datasheet peak stands
 
  private:
@@ -120,6 +129,7 @@ class CudaDevice final : public Device {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   bool flush_l2_ = false;
   std::unique_ptr<GpuMemory> flush_;
+  std::unique_ptr<PowerMonitor> power_;
 };
 
 // cuBLAS through dlopen. Row-major C = A * B is column-major C^T = B^T * A^T, so every call

@@ -47,6 +47,7 @@ struct RunOutcome {
   double gflops = 0;
   double max_rel_error = 0;
   std::string reason;  // invalid / failed / aborted
+  std::optional<double> watts = {};  // median power draw while timed, where the device reports it
 };
 
 // Evaluates configurations of one kernel on one problem, and times the reference once.
@@ -99,6 +100,7 @@ struct TuneEntry {
   double max_rel_error = 0;
   std::string reason;  // invalid / failed
   bool from_cache = false;  // reused from the results cache, not measured in this run
+  std::optional<double> watts = {};  // power draw while timed (GPUs with NVML), not kept in the cache
 };
 
 // Where tune() keeps its results: each configuration is looked up under `key` before it is
