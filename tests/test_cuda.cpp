@@ -105,7 +105,8 @@ TEST(CudaBackend, RunsEveryKernelWhereAGpuIsPresent) {
   VerifyOptions options;
   options.shapes = {parse_shape("1x1x1"), parse_shape("127x129x131"), parse_shape("513x257x1"),
                     parse_shape("256x256x256")};
-  // Odd shapes whose rows start on 16 bytes, for the kernels that load through TMA.
+  // Odd shapes whose rows start on 16 bytes: TMA kernels read them in place (the others are
+  // copied into aligned buffers first).
   for (const char* shape : {"7x13x5", "127x129x131"}) {
     Problem p = parse_shape(shape);
     p.lda = (p.k + 7) / 8 * 8;

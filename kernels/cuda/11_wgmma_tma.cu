@@ -51,7 +51,8 @@
 // Parameters: BM (64 or 128: one consumer warpgroup per 64 rows), BN (64, 128, 192, 256: the N of each
 // wgmma, a multiple of the 64-column TMA box), STAGES (2..5). BK = 64 (one 128-byte swizzle row).
 // Constraints: 1024 + STAGES*(BM + BN)*128 + 8*STAGES bytes of shared memory <= the opt-in limit;
-// TMA needs A and B 16-byte aligned and lda, ldb multiples of 8 elements (row pitch multiple of 16 B).
+// TMA needs A and B 16-byte aligned and lda, ldb multiples of 8 elements (row pitch multiple of 16 B);
+// the runtime copies an operand that is not so into a buffer that is, as part of the run.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 

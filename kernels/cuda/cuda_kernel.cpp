@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <utility>
 
 #include "gemmlab/cuda.hpp"
 
@@ -60,9 +61,50 @@ CUtensorMap tensor_map(const void* data, Precision p, std::int64_t rows, std::in
       swizzle_128b ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (result != CUDA_SUCCESS)
-    throw std::invalid_argument("cuTensorMapEncodeTiled refused the operand (error " + std::to_string(result) +
-                                "): TMA needs 16-byte aligned rows (leading dimension x element size a multiple of 16)");
+    throw std::runtime_error("cuTensorMapEncodeTiled refused an operand (error " + std::to_string(result) + ")");
   return map;
+}
+
+// Device memory for a staged copy of an operand.
+class Staging {
+ public:
+  Staging() = default;
+  explicit Staging(std::size_t bytes) {
+    check(cudaMalloc(&data_, bytes), "cudaMalloc (staging for TMA)");
+    check(cudaMemset(data_, 0, bytes), "cudaMemset (staging for TMA)");
+  }
+  ~Staging() {
+    if (data_ != nullptr) cudaFree(data_);
+  }
+  Staging(Staging&& other) noexcept : data_(std::exchange(other.data_, nullptr)) {}
+  Staging& operator=(Staging&& other) noexcept {
+    std::swap(data_, other.data_);
+    return *this;
+  }
+  void* data() const { return data_; }
+
+ private:
+  void* data_ = nullptr;
+};
+
+// TMA reads rows that start on 16 bytes. An operand whose leading dimension does not allow that
+// (or that is empty, K = 0) is copied, as part of each run, into a buffer whose rows do: the
+// kernel takes any shape, and the copy is honestly inside its timed work.
+struct TmaOperand {
+  std::int64_t rows = 0, cols = 0, ld = 0;  // as the kernel sees it
+  std::int64_t source_ld = 0;
+  Staging staged;  // empty when the operand is used in place
+};
+
+TmaOperand tma_operand(std::int64_t rows, std::int64_t cols, std::int64_t ld, Precision p) {
+  const auto elem = static_cast<std::int64_t>(element_bytes(p));
+  const std::int64_t per_16_bytes = 16 / elem;
+  TmaOperand o{.rows = std::max<std::int64_t>(rows, 1), .cols = std::max<std::int64_t>(cols, 1), .ld = ld,
+               .source_ld = ld, .staged = {}};
+  if (rows > 0 && cols > 0 && (ld * elem) % 16 == 0) return o;
+  o.ld = (o.cols + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
+  o.staged = Staging(static_cast<std::size_t>(o.rows * o.ld * elem));
+  return o;
 }
 
 class CudaExecutable final : public Executable {
@@ -70,6 +112,10 @@ class CudaExecutable final : public Executable {
   CudaExecutable(const CompiledModule& module, const CudaKernelSpec& spec, const Config& config, const Problem& p,
                  const Launch& launch)
       : spec_(spec), config_(config), problem_(p), launch_(launch) {
+    if (spec_.tensor_maps) {
+      a_ = tma_operand(p.m, p.k, p.lda, p.precision);
+      b_ = tma_operand(p.k, p.n, p.ldb, p.precision);
+    }
     check(cudaLibraryLoadData(&library_, module.image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
           "cudaLibraryLoadData");
     check(cudaLibraryGetKernel(&kernel_, library_, "gemm"), "cudaLibraryGetKernel(gemm)");
@@ -96,12 +142,18 @@ class CudaExecutable final : public Executable {
     float alpha32 = static_cast<float>(p.alpha), beta32 = static_cast<float>(p.beta);
     void* alpha = p.precision == Precision::fp64 ? static_cast<void*>(&alpha64) : static_cast<void*>(&alpha32);
     void* beta = p.precision == Precision::fp64 ? static_cast<void*>(&beta64) : static_cast<void*>(&beta32);
-    std::vector<void*> args = {&m, &n, &k, alpha, &a, &lda, &b, &ldb, beta, &c, &ldc};
     CUtensorMap a_map{}, b_map{};
     if (spec_.tensor_maps) {
+      a = stage(a_, a, p.m, p.k);
+      b = stage(b_, b, p.k, p.n);
+      lda = static_cast<int>(a_.ld);
+      ldb = static_cast<int>(b_.ld);
       const TensorMapBoxes boxes = spec_.tensor_maps(config_);
-      a_map = tensor_map(a, p.precision, p.m, p.k, p.lda, boxes.a_rows, boxes.a_cols, boxes.swizzle_128b);
-      b_map = tensor_map(b, p.precision, p.k, p.n, p.ldb, boxes.b_rows, boxes.b_cols, boxes.swizzle_128b);
+      a_map = tensor_map(a, p.precision, a_.rows, a_.cols, a_.ld, boxes.a_rows, boxes.a_cols, boxes.swizzle_128b);
+      b_map = tensor_map(b, p.precision, b_.rows, b_.cols, b_.ld, boxes.b_rows, boxes.b_cols, boxes.swizzle_128b);
+    }
+    std::vector<void*> args = {&m, &n, &k, alpha, &a, &lda, &b, &ldb, beta, &c, &ldc};
+    if (spec_.tensor_maps) {
       args.push_back(&a_map);
       args.push_back(&b_map);
     }
@@ -112,10 +164,24 @@ class CudaExecutable final : public Executable {
   }
 
  private:
+  // The operand as the kernel reads it: in place, or copied into its staging buffer.
+  const void* stage(const TmaOperand& o, const void* source, std::int64_t rows, std::int64_t cols) const {
+    if (o.staged.data() == nullptr) return source;
+    if (rows > 0 && cols > 0) {
+      const std::size_t elem = element_bytes(problem_.precision);
+      check(cudaMemcpy2DAsync(o.staged.data(), static_cast<std::size_t>(o.ld) * elem, source,
+                              static_cast<std::size_t>(o.source_ld) * elem, static_cast<std::size_t>(cols) * elem,
+                              static_cast<std::size_t>(rows), cudaMemcpyDeviceToDevice, nullptr),
+            "cudaMemcpy2DAsync (staging for TMA)");
+    }
+    return o.staged.data();
+  }
+
   const CudaKernelSpec& spec_;
   Config config_;
   Problem problem_;
   Launch launch_;
+  TmaOperand a_, b_;
   cudaLibrary_t library_ = nullptr;
   cudaKernel_t kernel_ = nullptr;
 };
@@ -158,14 +224,6 @@ class CudaKernel final : public Kernel {
       throw std::invalid_argument(spec_.name + " has no " + std::string(to_string(problem.precision)) + " variant");
     const GpuLimits& gpu = *device.info().gpu;
     space(device.info(), problem.precision).check(config);
-    if (spec_.tensor_maps) {  // TMA: rows 16-byte aligned, no empty dimension
-      const auto elem = static_cast<std::int64_t>(element_bytes(problem.precision));
-      if (problem.k == 0 || (problem.lda * elem) % 16 != 0 || (problem.ldb * elem) % 16 != 0)
-        throw Unsupported(spec_.name + " loads through TMA, which needs K >= 1 and rows of A and B starting on 16 "
-                          "bytes (lda and ldb multiples of " + std::to_string(16 / elem) + "); this problem has K=" +
-                          std::to_string(problem.k) + ", lda=" + std::to_string(problem.lda) + ", ldb=" +
-                          std::to_string(problem.ldb));
-    }
     const int cc = gpu.compute_capability;
     const CompiledModule module = compile(request(config, problem.precision, arch_name(cc, spec_.arch_specific)));
     return std::make_unique<CudaExecutable>(module, spec_, config, problem, spec_.launch(config, problem, gpu));

@@ -3,8 +3,8 @@
 //   12_warp_specialized  a producer warpgroup and consumer warpgroups, full/empty mbarriers, a
 //                        persistent grid of one block per SM.
 // Both read A and B only through TMA tensor maps (boxes BM x 64 over A, 64 x 64 over B, 128-byte
-// swizzle), so the runtime must refuse what cuTensorMapEncodeTiled refuses: A and B must be 16-byte
-// aligned and lda and ldb multiples of 8 elements (row pitch a multiple of 16 bytes).
+// swizzle). TMA needs rows that start on 16 bytes (lda, ldb multiples of 8 elements): the runtime
+// copies an operand whose rows do not into a buffer whose rows do (cuda_kernel.cpp), so any shape runs.
 #include <algorithm>
 #include <cstdint>
 #include <string>
