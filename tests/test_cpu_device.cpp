@@ -10,6 +10,7 @@
 
 #include "gemmlab/builtin.hpp"
 #include "gemmlab/cpu.hpp"
+#include "gemmlab/json.hpp"
 #include "gemmlab/evaluate.hpp"
 #include "gemmlab/verify.hpp"
 #include "test_support.hpp"
@@ -103,6 +104,18 @@ TEST(DeviceInfo, TheFingerprintFollowsTheModelNotTheMomentaryClock) {
   fewer_features.features.pop_back();
   EXPECT_NE(fingerprint(fewer_features), fingerprint(d));
   EXPECT_TRUE(fingerprint(d).starts_with("cpu:" + d.name)) << fingerprint(d);
+}
+
+TEST(DeviceInfo, JsonCarriesTheGpuLimitsOfAGpuAndNoneForTheCpu) {
+  DeviceInfo gpu;
+  gpu.backend = "cuda";
+  gpu.gpu = GpuLimits{.compute_capability = 90, .multiprocessors = 132, .shared_bytes_per_block_optin = 232448};
+  const nlohmann::json j = gpu;
+  ASSERT_TRUE(j.contains("gpu"));
+  EXPECT_EQ(j["gpu"]["compute_capability"], 90);
+  EXPECT_EQ(j["gpu"]["multiprocessors"], 132);
+  EXPECT_EQ(j["gpu"]["shared_bytes_per_block_optin"], 232448);
+  EXPECT_FALSE(nlohmann::json(cpu::detect()).contains("gpu"));
 }
 
 TEST(CpuBackend, ListsOneDeviceAndOpensOnlyIndexZero) {

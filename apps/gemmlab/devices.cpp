@@ -36,6 +36,12 @@ void add_devices_command(CLI::App& app, Outcome&) {
                    c.shared_by_cores);
       fmt::print("  clock {:.2f} GHz, {} FMA unit(s)/core -> peak {:.1f} GFLOP/s fp32, {:.1f} fp64\n",
                  d.clock_ghz, d.fma_units_per_core, d.peak_gflops_fp32, d.peak_gflops_fp64);
+      if (d.gpu)
+        fmt::print("  compute capability {}.{}, {} SMs, shared memory {} KiB per block ({} KiB opt-in), {} KiB per SM, "
+                   "{} registers per SM, L2 {} MiB\n",
+                   d.gpu->compute_capability / 10, d.gpu->compute_capability % 10, d.gpu->multiprocessors,
+                   d.gpu->shared_bytes_per_block / 1024, d.gpu->shared_bytes_per_block_optin / 1024,
+                   d.gpu->shared_bytes_per_sm / 1024, d.gpu->registers_per_sm, d.gpu->l2_bytes >> 20);
       if (d.measured)
         fmt::print("  measured: FMA {:.1f} GFLOP/s fp32 ({:.1f} on one core), {:.1f} fp64; "
                    "triad {:.1f} GB/s\n",

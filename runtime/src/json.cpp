@@ -35,6 +35,19 @@ void to_json(nlohmann::json& j, const DeviceInfo& d) {
        {"peak_gflops_fp64", d.peak_gflops_fp64},
        {"fingerprint", fingerprint(d)}};
   j["measured"] = d.measured ? nlohmann::json(*d.measured) : nlohmann::json();
+  if (d.gpu) {
+    const GpuLimits& g = *d.gpu;
+    j["gpu"] = {{"compute_capability", g.compute_capability},
+                {"multiprocessors", g.multiprocessors},
+                {"warp_size", g.warp_size},
+                {"max_threads_per_block", g.max_threads_per_block},
+                {"shared_bytes_per_block", g.shared_bytes_per_block},
+                {"shared_bytes_per_block_optin", g.shared_bytes_per_block_optin},
+                {"shared_bytes_per_sm", g.shared_bytes_per_sm},
+                {"registers_per_block", g.registers_per_block},
+                {"registers_per_sm", g.registers_per_sm},
+                {"l2_bytes", g.l2_bytes}};
+  }
 }
 
 void to_json(nlohmann::json& j, const Measurement& m) {
