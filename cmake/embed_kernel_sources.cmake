@@ -1,12 +1,13 @@
-# Writes a C++ file that embeds kernel source files, so that an installed program compiles its
-# kernels at run time without the source tree, together with each file's SHA-256 (of its text
-# and the shared host code that launches it: the results cache's key for the kernel). It defines
+# Writes a C++ file that embeds kernel source files — so that an installed program compiles
+# run-time kernels without the source tree — with each file's SHA-256 over its text, the shared
+# code it is built or launched with and COMPILER (the compiler and flags of ahead-of-time
+# kernels): the results cache's key for the kernel, regenerated whenever one of them changes.
+# It defines
 #   const std::map<std::string_view, EmbeddedSource>& <NAMESPACE>::embedded_files()
-# keyed by file name ("01_naive.cu"), with struct EmbeddedSource { std::string_view text, sha256; }
-# declared by the including code.
+# keyed by file name ("01_naive.cu"); HEADER declares it (EmbeddedSource: kernels/embedded_source.hpp).
 # cmake -DOUTPUT=f.cpp -DNAMESPACE=gemmlab::cuda -DHEADER=cuda_kernel.hpp -DSOURCES=a.cu;b.cu
-#       -DSHARED=x.cpp;y.hpp -P embed_kernel_sources.cmake
-set(shared_text "")
+#       -DSHARED=x.cpp;y.hpp [-DCOMPILER=text] -P embed_kernel_sources.cmake
+set(shared_text "${COMPILER}")
 foreach(file IN LISTS SHARED)
   file(READ "${file}" text)
   string(APPEND shared_text "${text}")

@@ -4,36 +4,48 @@
 // sandboxed evaluation can be tested with real crashes and hangs.
 #pragma once
 
+#include <string>
+
 #include "gemmlab/registry.hpp"
 
 namespace gemmlab::testing {
 
-// X in {1, 2, 3, 4}: 1 and 2 are correct, 3 cannot be built, 4 computes a wrong result.
-class FaultyKernel final : public Kernel {
+// What every test kernel shares: a cpu-backend kernel of one precision that any device runs,
+// with one parameter and a fixed source hash.
+class TestKernel : public Kernel {
  public:
-  std::string_view name() const override { return "faulty"; }
+  TestKernel(std::string name, std::string summary, Precision precision, std::string parameter)
+      : name_(std::move(name)), summary_(std::move(summary)), precision_(precision), parameter_(std::move(parameter)) {}
+  std::string_view name() const override { return name_; }
   std::string_view backend() const override { return "cpu"; }
-  std::string_view summary() const override { return "test kernel with broken configurations"; }
-  std::vector<Precision> precisions() const override { return {Precision::fp64}; }
+  std::string_view summary() const override { return summary_; }
+  std::vector<Precision> precisions() const override { return {precision_}; }
   Support supported(const DeviceInfo&) const override { return {}; }
-  SearchSpace space(const DeviceInfo&, Precision) const override;
-  Config default_config(const DeviceInfo&, Precision) const override { return {{"X", 1}}; }
-  std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override;
+  Config default_config(const DeviceInfo& device, Precision p) const override {
+    return {{parameter_, space(device, p).parameters().front().values.front()}};
+  }
   std::string source_hash() const override { return "test"; }
+
+ private:
+  std::string name_, summary_;
+  Precision precision_;
+  std::string parameter_;
+};
+
+// X in {1, 2, 3, 4}: 1 and 2 are correct, 3 cannot be built, 4 computes a wrong result.
+class FaultyKernel final : public TestKernel {
+ public:
+  FaultyKernel() : TestKernel("faulty", "test kernel with broken configurations", Precision::fp64, "X") {}
+  SearchSpace space(const DeviceInfo&, Precision) const override;
+  std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override;
 };
 
 // X in {1, 2}: X = 2 computes the same correct result but repeats the work 300 times.
-class SlowKernel final : public Kernel {
+class SlowKernel final : public TestKernel {
  public:
-  std::string_view name() const override { return "slow"; }
-  std::string_view backend() const override { return "cpu"; }
-  std::string_view summary() const override { return "test kernel with one very slow configuration"; }
-  std::vector<Precision> precisions() const override { return {Precision::fp64}; }
-  Support supported(const DeviceInfo&) const override { return {}; }
+  SlowKernel() : TestKernel("slow", "test kernel with one very slow configuration", Precision::fp64, "X") {}
   SearchSpace space(const DeviceInfo&, Precision) const override;
-  Config default_config(const DeviceInfo&, Precision) const override { return {{"X", 1}}; }
   std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override;
-  std::string source_hash() const override { return "test"; }
 };
 
 // What a configuration of CrashingKernel does when it runs.
@@ -47,17 +59,11 @@ enum CrashMode : std::int64_t {
 };
 
 // MODE in CrashMode: the faults only a sandboxed evaluation survives.
-class CrashingKernel final : public Kernel {
+class CrashingKernel final : public TestKernel {
  public:
-  std::string_view name() const override { return "crashing"; }
-  std::string_view backend() const override { return "cpu"; }
-  std::string_view summary() const override { return "test kernel whose configurations crash, hang or exhaust memory"; }
-  std::vector<Precision> precisions() const override { return {Precision::fp64}; }
-  Support supported(const DeviceInfo&) const override { return {}; }
+  CrashingKernel() : TestKernel("crashing", "test kernel whose configurations crash, hang or exhaust memory", Precision::fp64, "MODE") {}
   SearchSpace space(const DeviceInfo&, Precision) const override;
-  Config default_config(const DeviceInfo&, Precision) const override { return {{"MODE", correct}}; }
   std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override;
-  std::string source_hash() const override { return "test"; }
 };
 
 // Adds the three kernels above to `registry` (whose cpu backend must be registered).

@@ -1,6 +1,6 @@
-# Checks cmake/kernel_source_hashes.cmake: a kernel's hash changes when its file, the shared code
+# Checks the kernel hashes of cmake/embed_kernel_sources.cmake: a kernel's hash changes when its file, the shared code
 # or the compiler changes, and only that kernel's hash changes when only its file does.
-# cmake -DSCRIPT=.../kernel_source_hashes.cmake -DWORK_DIR=... -P source_hash_check.cmake
+# cmake -DSCRIPT=.../embed_kernel_sources.cmake -DWORK_DIR=... -P source_hash_check.cmake
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 file(WRITE "${WORK_DIR}/01_a.cpp" "int a() { return 1; }\n")
@@ -8,17 +8,17 @@ file(WRITE "${WORK_DIR}/02_b.cpp" "int b() { return 2; }\n")
 file(WRITE "${WORK_DIR}/shared.hpp" "// shared\n")
 
 function(hashes out compiler)
-  execute_process(COMMAND ${CMAKE_COMMAND} -DOUTPUT=${WORK_DIR}/hashes.cpp
-                          "-DKERNELS=${WORK_DIR}/01_a.cpp;${WORK_DIR}/02_b.cpp" "-DSHARED=${WORK_DIR}/shared.hpp"
+  execute_process(COMMAND ${CMAKE_COMMAND} -DOUTPUT=${WORK_DIR}/hashes.cpp -DNAMESPACE=test -DHEADER=none.hpp
+                          "-DSOURCES=${WORK_DIR}/01_a.cpp;${WORK_DIR}/02_b.cpp" "-DSHARED=${WORK_DIR}/shared.hpp"
                           "-DCOMPILER=${compiler}" -P ${SCRIPT}
                   RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "kernel_source_hashes.cmake failed (${rc})")
+    message(FATAL_ERROR "embed_kernel_sources.cmake failed (${rc})")
   endif()
   file(READ "${WORK_DIR}/hashes.cpp" text)
-  string(REGEX MATCH "\"01_a\", \"([0-9a-f]+)\"" _ "${text}")
+  string(REGEX MATCH "\"01_a.cpp\", {std::string_view[^\"]*\"([0-9a-f]+)\"" _ "${text}")
   set(a "${CMAKE_MATCH_1}")
-  string(REGEX MATCH "\"02_b\", \"([0-9a-f]+)\"" _ "${text}")
+  string(REGEX MATCH "\"02_b.cpp\", {std::string_view[^\"]*\"([0-9a-f]+)\"" _ "${text}")
   set(b "${CMAKE_MATCH_1}")
   if(NOT a MATCHES "^[0-9a-f]+$" OR NOT b MATCHES "^[0-9a-f]+$")
     message(FATAL_ERROR "no hashes in the generated file:\n${text}")

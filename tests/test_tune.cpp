@@ -96,20 +96,15 @@ TEST(Tune, AConfigurationFarSlowerThanTheBestIsAbortedAfterOneRun) {
 }
 
 // X in 1..8: prepare() "compiles" (sleeps 30 ms) unless prepare_ahead() did it already.
-class CompiledAtRunTimeKernel final : public Kernel {
+class CompiledAtRunTimeKernel final : public testing::TestKernel {
  public:
-  std::string_view name() const override { return "compiled_at_run_time"; }
-  std::string_view backend() const override { return "cpu"; }
-  std::string_view summary() const override { return "test kernel with a slow build step"; }
-  std::vector<Precision> precisions() const override { return {Precision::fp32}; }
-  Support supported(const DeviceInfo&) const override { return {}; }
+  CompiledAtRunTimeKernel()
+      : TestKernel("compiled_at_run_time", "test kernel with a slow build step", Precision::fp32, "X") {}
   SearchSpace space(const DeviceInfo&, Precision) const override {
     SearchSpace s;
     s.add("X", int_range(1, 8), "");
     return s;
   }
-  Config default_config(const DeviceInfo&, Precision) const override { return {{"X", 1}}; }
-  std::string source_hash() const override { return "test"; }
   void prepare_ahead(const DeviceInfo&, Precision, const Config& c) const override { build(c); }
   std::unique_ptr<Executable> prepare(Device& device, const Problem& p, const Config& c) const override {
     {

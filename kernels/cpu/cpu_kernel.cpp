@@ -21,4 +21,10 @@ std::unique_ptr<Executable> CpuKernel::prepare(Device& device, const Problem& pr
   return build(device.info(), problem, config);
 }
 
+std::string CpuKernel::source_hash() const {
+  const auto found = embedded_files().find(name_ + ".cpp");
+  if (found == embedded_files().end()) throw std::logic_error("no embedded source kernels/cpu/" + name_ + ".cpp");
+  return std::string(found->second.sha256);
+}
+
 }  // namespace gemmlab::cpu

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "embedded_source.hpp"
 #include "gemmlab/kernel.hpp"
 
 namespace gemmlab::cpu {
@@ -52,9 +54,9 @@ class RoutineExecutable final : public Executable {
   Routine routine_;
 };
 
-// SHA-256 of the kernel file `stem` (e.g. "05_packed_avx512"), the shared CPU kernel code and
-// the compiler and flags; generated at build time (cmake/kernel_source_hashes.cmake).
-std::string_view source_hash(std::string_view stem);
+// The CPU kernel files by file name ("05_packed_avx512.cpp"); their hash covers the file, the
+// shared CPU kernel code and the compiler with its flags (cmake/embed_kernel_sources.cmake).
+const std::map<std::string_view, EmbeddedSource>& embedded_files();
 
 class CpuKernel : public Kernel {
  public:
@@ -70,7 +72,7 @@ class CpuKernel : public Kernel {
   std::unique_ptr<Executable> prepare(Device& device, const Problem& problem,
                                       const Config& config) const final;
   // Each kernel's file is named after it.
-  std::string source_hash() const override { return std::string(cpu::source_hash(name_)); }
+  std::string source_hash() const override;
 
  protected:
   // Called with a valid problem and a configuration that satisfies space().

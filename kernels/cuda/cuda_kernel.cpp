@@ -214,7 +214,12 @@ class CudaKernel final : public Kernel {
     return spec_.space(limits(device), precision);
   }
   Config default_config(const DeviceInfo& device, Precision precision) const override {
-    return spec_.default_config(limits(device), precision);
+    const Config preferred = spec_.default_config(limits(device), precision);
+    const SearchSpace s = space(device, precision);
+    if (s.is_valid(preferred)) return preferred;
+    const auto first = s.enumerate(1);
+    if (first.empty()) throw Unsupported(spec_.name + ": no configuration fits this GPU's limits");
+    return first.front();
   }
   std::string source_hash() const override { return std::string(source_.sha256) + " nvrtc " + nvrtc_version(); }
 

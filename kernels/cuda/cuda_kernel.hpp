@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "embedded_source.hpp"
 #include "gemmlab/kernel.hpp"
 
 namespace gemmlab::cuda {
@@ -56,22 +57,20 @@ struct CudaKernelSpec {
   bool arch_specific = false;       // compiled for sm_XXa (wgmma, setmaxnreg: Hopper only)
   // Parameters and constraints (threads per block, shared memory and registers from `gpu`).
   std::function<SearchSpace(const GpuLimits& gpu, Precision precision)> space;
+  // The preferred configuration; where a GPU's limits rule it out, the kernel falls back to the
+  // first valid configuration of its space (make_cuda_kernel does, for every kernel).
   std::function<Config(const GpuLimits& gpu, Precision precision)> default_config;
   // Grid, block and dynamic shared memory of a checked configuration on a problem.
   std::function<Launch(const Config& config, const Problem& problem, const GpuLimits& gpu)> launch;
   // Set only by kernels that load through TMA (see TensorMapBoxes).
-  std::function<TensorMapBoxes(const Config& config)> tensor_maps;
+  std::function<TensorMapBoxes(const Config& config)> tensor_maps = {};
 };
 
 std::unique_ptr<Kernel> make_cuda_kernel(CudaKernelSpec spec);
 
-// The kernel files embedded in the program at build time (cmake/embed_kernel_sources.cmake),
-// by file name: the kernels ("05_2d_register_tiled.cu") and the device headers they include
-// ("hopper_primitives.cuh"), which NVRTC receives with every program.
-struct EmbeddedSource {
-  std::string_view text;
-  std::string_view sha256;  // of the file, the device headers and the host code that launches it
-};
+// The kernel files embedded in the program, by file name: the kernels ("05_2d_register_tiled.cu")
+// and the device headers they include ("hopper_primitives.cuh"), which NVRTC receives with every
+// program. The hash covers the file, the device headers and the host code that launches it.
 const std::map<std::string_view, EmbeddedSource>& embedded_files();
 
 // The limits an architecture's datasheet gives (sm_80: A100, sm_86, sm_89, sm_90: H100/H200), for

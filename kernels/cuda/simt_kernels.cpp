@@ -60,14 +60,6 @@ std::int64_t copy_share(const Config& c, std::int64_t threads) {
   return threads > 0 ? (c.at("BM") * c.at("BK") + c.at("BK") * c.at("BN")) / threads : 0;
 }
 
-// The default if this GPU allows it, else the first valid configuration (smallest values).
-Config preferred_or_first(const SearchSpace& space, const Config& preferred) {
-  if (space.is_valid(preferred)) return preferred;
-  const auto first = space.enumerate(1);
-  if (first.empty()) throw std::logic_error("no valid configuration on this GPU");
-  return first.front();
-}
-
 // ---- 01_naive and 02_coalesced: one thread per element of C --------------------------------
 
 SearchSpace one_thread_per_element_space(const GpuLimits& gpu) {
@@ -86,9 +78,7 @@ void add_naive(Registry& r) {
       .min_compute_capability = 70,
       .space = [](const GpuLimits& gpu, Precision) { return one_thread_per_element_space(gpu); },
       .default_config =
-          [](const GpuLimits& gpu, Precision) {
-            return preferred_or_first(one_thread_per_element_space(gpu), {{"BLOCK", 32}});
-          },
+          [](const GpuLimits&, Precision) { return Config{{"BLOCK", 32}}; },
       // Rows of C across x: blockIdx.x walks M, blockIdx.y walks N.
       .launch =
           [](const Config& c, const Problem& p, const GpuLimits&) {
@@ -96,7 +86,6 @@ void add_naive(Registry& r) {
             return Launch{.grid = grid_2d(ceil_div(p.m, b), ceil_div(p.n, b)),
                           .block = {unsigned(b), unsigned(b), 1}};
           },
-      .tensor_maps = {},  // no TMA
   }));
 }
 
@@ -108,15 +97,12 @@ void add_coalesced(Registry& r) {
       .min_compute_capability = 70,
       .space = [](const GpuLimits& gpu, Precision) { return one_thread_per_element_space(gpu); },
       .default_config =
-          [](const GpuLimits& gpu, Precision) {
-            return preferred_or_first(one_thread_per_element_space(gpu), {{"BLOCK", 32}});
-          },
+          [](const GpuLimits&, Precision) { return Config{{"BLOCK", 32}}; },
       .launch =
           [](const Config& c, const Problem& p, const GpuLimits&) {
             const auto b = c.at("BLOCK");
             return Launch{.grid = tile_grid(p, b, b), .block = {unsigned(b), unsigned(b), 1}};
           },
-      .tensor_maps = {},  // no TMA
   }));
 }
 
@@ -144,15 +130,12 @@ void add_smem_tiled(Registry& r) {
       .min_compute_capability = 70,
       .space = smem_tiled_space,
       .default_config =
-          [](const GpuLimits& gpu, Precision precision) {
-            return preferred_or_first(smem_tiled_space(gpu, precision), {{"TILE", 32}});
-          },
+          [](const GpuLimits&, Precision) { return Config{{"TILE", 32}}; },
       .launch =
           [](const Config& c, const Problem& p, const GpuLimits&) {
             const auto t = c.at("TILE");
             return Launch{.grid = tile_grid(p, t, t), .block = {unsigned(t), unsigned(t), 1}};
           },
-      .tensor_maps = {},  // no TMA
   }));
 }
 
@@ -201,16 +184,12 @@ void add_register_tiled_1d(Registry& r) {
       .min_compute_capability = 70,
       .space = register_tiled_1d_space,
       .default_config =
-          [](const GpuLimits& gpu, Precision precision) {
-            return preferred_or_first(register_tiled_1d_space(gpu, precision),
-                                      {{"BM", 64}, {"BN", 64}, {"BK", 8}, {"TM", 8}});
-          },
+          [](const GpuLimits&, Precision) { return Config{{"BM", 64}, {"BN", 64}, {"BK", 8}, {"TM", 8}}; },
       .launch =
           [](const Config& c, const Problem& p, const GpuLimits&) {
             return Launch{.grid = tile_grid(p, c.at("BM"), c.at("BN")),
                           .block = {unsigned(threads_04(c)), 1, 1}};
           },
-      .tensor_maps = {},  // no TMA
   }));
 }
 
@@ -276,18 +255,16 @@ void add_register_tiled_2d(Registry& r) {
       .space = register_tiled_2d_space_05,
       // fp64: an 8 x 4 thread tile, since 8 x 8 doubles take 160 registers before any operand.
       .default_config =
-          [](const GpuLimits& gpu, Precision precision) {
+          [](const GpuLimits&, Precision precision) {
             const Config fp32{{"BM", 128}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}};
             const Config fp64{{"BM", 128}, {"BN", 64}, {"BK", 8}, {"TM", 8}, {"TN", 4}};
-            return preferred_or_first(register_tiled_2d_space_05(gpu, precision),
-                                      precision == Precision::fp64 ? fp64 : fp32);
+            return precision == Precision::fp64 ? fp64 : fp32;
           },
       .launch =
           [](const Config& c, const Problem& p, const GpuLimits&) {
             return Launch{.grid = tile_grid(p, c.at("BM"), c.at("BN")),
                           .block = {unsigned(threads_05(c)), 1, 1}};
           },
-      .tensor_maps = {},  // no TMA
   }));
 }
 
@@ -299,16 +276,14 @@ void add_vectorized(Registry& r) {
       .min_compute_capability = 70,
       .space = vectorized_space_06,
       .default_config =
-          [](const GpuLimits& gpu, Precision precision) {
-            return preferred_or_first(vectorized_space_06(gpu, precision),
-                                      {{"BM", 128}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}});
+          [](const GpuLimits&, Precision) {
+            return Config{{"BM", 128}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}};
           },
       .launch =
           [](const Config& c, const Problem& p, const GpuLimits&) {
             return Launch{.grid = tile_grid(p, c.at("BM"), c.at("BN")),
                           .block = {unsigned(threads_05(c)), 1, 1}};
           },
-      .tensor_maps = {},  // no TMA
   }));
 }
 
@@ -408,15 +383,12 @@ void add_warp_tiled(Registry& r) {
       .min_compute_capability = 70,
       .space = [](const GpuLimits& gpu, Precision) { return warp_tiled_space(gpu, false); },
       .default_config =
-          [](const GpuLimits& gpu, Precision) {
-            return preferred_or_first(warp_tiled_space(gpu, false), warp_tiled_default);
-          },
+          [](const GpuLimits&, Precision) { return warp_tiled_default; },
       .launch =
           [](const Config& c, const Problem& p, const GpuLimits&) {
             return Launch{.grid = tile_grid(p, c.at("BM"), c.at("BN")),
                           .block = {unsigned(threads_07(c)), 1, 1}};
           },
-      .tensor_maps = {},  // no TMA
   }));
 }
 
@@ -434,10 +406,10 @@ void add_cp_async_pipeline(Registry& r) {
       .space = [](const GpuLimits& gpu, Precision) { return warp_tiled_space(gpu, true); },
       // 07's default with three stages in flight: 3 x 16.25 KiB of shared memory.
       .default_config =
-          [](const GpuLimits& gpu, Precision) {
+          [](const GpuLimits&, Precision) {
             Config c = warp_tiled_default;
             c["STAGES"] = 3;
-            return preferred_or_first(warp_tiled_space(gpu, true), c);
+            return c;
           },
       .launch =
           [](const Config& c, const Problem& p, const GpuLimits&) {
@@ -445,7 +417,6 @@ void add_cp_async_pipeline(Registry& r) {
                           .block = {unsigned(threads_07(c)), 1, 1},
                           .shared_bytes = pipeline_shared_bytes(c)};
           },
-      .tensor_maps = {},  // no TMA
   }));
 }
 

@@ -105,7 +105,6 @@ void register_tensor_core_kernels(Registry& r) {
                 wmma_shared_bytes(c, static_cast<std::int64_t>(element_bytes(p.precision))));
             return l;
           },
-      .tensor_maps = {},  // cp.async, no TMA
   }));
 
   r.add_kernel(make_cuda_kernel({
@@ -146,7 +145,6 @@ void register_tensor_core_kernels(Registry& r) {
                 mma_sync_shared_bytes(c, static_cast<std::int64_t>(element_bytes(p.precision))));
             return l;
           },
-      .tensor_maps = {},  // cp.async, no TMA
   }));
 }
 

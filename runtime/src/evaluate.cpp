@@ -23,10 +23,14 @@ class PowerSamples {
  public:
   explicit PowerSamples(Device& device) : device_(device) {}
   void sample() {
+    if (unavailable_) return;  // a device without readings costs the timing loop nothing more
     const auto now = std::chrono::steady_clock::now();
     if (!watts_.empty() && now - last_ < std::chrono::milliseconds(20)) return;
     const auto reading = device_.read_power();
-    if (!reading) return;
+    if (!reading) {
+      unavailable_ = watts_.empty();
+      return;
+    }
     last_ = now;
     watts_.push_back(reading->watts);
     if (reading->temperature_c) hottest_ = std::max(hottest_.value_or(*reading->temperature_c), *reading->temperature_c);
@@ -42,6 +46,7 @@ class PowerSamples {
   std::vector<double> watts_;
   std::optional<double> hottest_;
   std::chrono::steady_clock::time_point last_;
+  bool unavailable_ = false;
 };
 
 Timing timing(const Problem& problem, Measurement m, const PowerSamples* power = nullptr) {

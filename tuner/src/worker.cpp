@@ -233,8 +233,6 @@ int run_worker(const Registry& registry, int in_fd, int out_fd) {
 // One running worker: its process id and the three pipes.
 class WorkerRunner::Process {
  public:
-  enum class Wait { answer, died, timed_out };
-
   explicit Process(const std::vector<std::string>& command) {
     // A write to a worker that just died must be an error to handle, not a SIGPIPE that ends
     // the tuning process.
@@ -410,59 +408,52 @@ WorkerRunner::~WorkerRunner() = default;
 void WorkerRunner::start() {
   process_ = std::make_unique<Process>(command_);
   json answer;
-  Process::Wait wait = Process::Wait::died;
+  Wait wait = Wait::died;
   if (process_->send({{"setup", setup_json(setup_)}})) wait = process_->receive(setup_timeout_s_, answer);
   std::string why;
-  if (wait == Process::Wait::answer && answer.value("ready", false)) return;
-  if (wait == Process::Wait::answer) why = answer.value("error", answer.dump());
-  else if (wait == Process::Wait::timed_out) why = "no answer within " + std::to_string(setup_timeout_s_) + " s";
+  if (wait == Wait::answer && answer.value("ready", false)) return;
+  if (wait == Wait::answer) why = answer.value("error", answer.dump());
+  else if (wait == Wait::timed_out) why = "no answer within " + std::to_string(setup_timeout_s_) + " s";
   else why = process_->death_reason();
   process_.reset();
   throw std::runtime_error("the evaluation worker (" + command_.front() + ") could not be set up: " + why);
 }
 
-double WorkerRunner::reference_gflops() {
-  if (reference_gflops_) return *reference_gflops_;
-  if (setup_.reference.empty()) return *(reference_gflops_ = 0.0);
+WorkerRunner::Wait WorkerRunner::ask(const json& request, double timeout_s, json& answer) {
   if (!process_) {
     start();
     ++restarts_;
   }
+  if (!process_->send(request)) return Wait::died;
+  return process_->receive(timeout_s, answer);
+}
+
+double WorkerRunner::reference_gflops() {
+  if (reference_gflops_) return *reference_gflops_;
+  if (setup_.reference.empty()) return *(reference_gflops_ = 0.0);
   json answer;
-  Process::Wait wait = Process::Wait::died;
-  if (process_->send({{"reference", true}})) wait = process_->receive(setup_timeout_s_, answer);
-  if (wait == Process::Wait::answer && answer.contains("gflops")) return *(reference_gflops_ = answer["gflops"].get<double>());
-  const std::string why = wait == Process::Wait::answer ? answer.value("error", answer.dump())
-                          : wait == Process::Wait::timed_out ? "no answer in time"
-                                                             : process_->death_reason();
+  const Wait wait = ask({{"reference", true}}, setup_timeout_s_, answer);
+  if (wait == Wait::answer && answer.contains("gflops")) return *(reference_gflops_ = answer["gflops"].get<double>());
+  const std::string why = wait == Wait::answer      ? answer.value("error", answer.dump())
+                          : wait == Wait::timed_out ? "no answer in time"
+                                                    : process_->death_reason();
   process_.reset();
   throw std::runtime_error("timing the reference " + setup_.reference + " failed: " + why);
 }
 
 double WorkerRunner::reference_gflops_beside(const Config& config, double timeout_s) {
   if (setup_.reference.empty()) return 0;
-  if (!process_) {
-    start();
-    ++restarts_;
-  }
   json answer;
-  Process::Wait wait = Process::Wait::died;
   // Two sides are timed, each at least as long as one evaluation's timing.
-  if (process_->send({{"reference_beside", config}})) wait = process_->receive(2 * timeout_s, answer);
-  if (wait == Process::Wait::answer) return answer.value("gflops", 0.0);
+  if (ask({{"reference_beside", config}}, 2 * timeout_s, answer) == Wait::answer) return answer.value("gflops", 0.0);
   process_.reset();  // the measurement is lost, not the tuning: the start's reference figure stays
   return 0;
 }
 
 RunOutcome WorkerRunner::run(const Config& config, double abort_above_s, double timeout_s) {
-  if (!process_) {
-    start();
-    ++restarts_;
-  }
   json answer;
-  Process::Wait wait = Process::Wait::died;
-  if (process_->send({{"evaluate", config}, {"abort_above_s", abort_above_s}})) wait = process_->receive(timeout_s, answer);
-  if (wait == Process::Wait::answer) {
+  const Wait wait = ask({{"evaluate", config}, {"abort_above_s", abort_above_s}}, timeout_s, answer);
+  if (wait == Wait::answer) {
     try {
       return parse_outcome(answer);
     } catch (const std::exception& e) {
@@ -471,7 +462,7 @@ RunOutcome WorkerRunner::run(const Config& config, double abort_above_s, double 
     }
   }
   RunOutcome failed;
-  if (wait == Process::Wait::timed_out) {
+  if (wait == Wait::timed_out) {
     process_->kill();
     char limit[32];
     std::snprintf(limit, sizeof limit, "%.3g", timeout_s);

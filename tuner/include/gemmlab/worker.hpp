@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "gemmlab/measure.hpp"
 #include "gemmlab/problem.hpp"
 #include "gemmlab/registry.hpp"
@@ -72,7 +74,10 @@ class WorkerRunner final : public ConfigurationRunner {
 
  private:
   class Process;
+  enum class Wait { answer, died, timed_out };
   void start();
+  // Sends `request` to the worker (started first if there is none) and waits for its answer.
+  Wait ask(const nlohmann::json& request, double timeout_s, nlohmann::json& answer);
   std::vector<std::string> command_;
   WorkerSetup setup_;
   double setup_timeout_s_;
