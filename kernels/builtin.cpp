@@ -2,6 +2,7 @@
 
 #include "gemmlab/cpu.hpp"
 #include "cpu/cpu_kernels.hpp"
+#include "systolic/systolic_kernel.hpp"
 #if GEMMLAB_HAVE_CUDA
 #include "cuda/cuda_kernels.hpp"
 #include "gemmlab/cuda.hpp"
@@ -12,6 +13,8 @@ namespace gemmlab {
 void register_builtin(Registry& r) {
   r.add_backend(cpu::make_backend());
   cpu::register_kernels(r);
+  r.add_backend(systolic::make_backend());
+  systolic::register_kernels(r);
 #if GEMMLAB_HAVE_CUDA
   r.add_backend(cuda::make_backend());
   cuda::register_kernels(r);

@@ -282,9 +282,32 @@ TEST(HostCaseCheck, CheckBeforeComputeExpectedIsAnError) {
   EXPECT_THROW(hc.check(hc.c_initial().data()), std::logic_error);
 }
 
-TEST(HostCase, RejectsPrecisionsTheHostValidatorCannotHandle) {
-  EXPECT_THROW_CONTAINING(HostCase(Problem::packed(2, 2, 2, Precision::int8), 1), std::invalid_argument,
-                          {"int8"});
+// int8 inputs are whole numbers in [-127, 127] and C is int32: a result is exact or wrong.
+TEST(HostCase, Int8IsCheckedExactly) {
+  const Problem p = Problem::packed(5, 4, 3, Precision::int8, 2.0, -1.0);
+  HostCase host(p, 9);
+  host.compute_expected(nullptr);
+  const auto* a = reinterpret_cast<const std::int8_t*>(host.a().data());
+  const auto* b = reinterpret_cast<const std::int8_t*>(host.b().data());
+  std::vector<std::byte> c(host.c_bytes_with_guard());
+  std::memcpy(c.data(), host.c_initial().data(), c.size());
+  auto* out = reinterpret_cast<std::int32_t*>(c.data());
+  bool any_large = false;
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 4; ++j) {
+      std::int32_t sum = 0;
+      for (int k = 0; k < 3; ++k) sum += a[i * 3 + k] * b[k * 4 + j];
+      any_large = any_large || std::abs(a[i * 3]) > 1;
+      out[i * 4 + j] = 2 * sum - out[i * 4 + j];
+    }
+  EXPECT_TRUE(any_large) << "int8 operands span the integer range, not [-1, 1]";
+  const ValidationResult v = host.check(c.data());
+  EXPECT_TRUE(v.valid) << v.reason;
+  EXPECT_EQ(v.tolerance, 0.0);
+  out[7] += 1;
+  EXPECT_FALSE(host.check(c.data()).valid);
+  EXPECT_THROW_CONTAINING(HostCase(Problem::packed(2, 2, 2, Precision::int8, 0.5), 1), std::invalid_argument,
+                          {"whole-number"});
 }
 
 TEST(SixteenBitFloats, RoundToNearestEvenBothWays) {

@@ -30,6 +30,7 @@ void add_replay_command(CLI::App& app, Outcome& outcome);
 void add_export_command(CLI::App& app, Outcome& outcome);
 void add_tune_command(CLI::App& app, Outcome& outcome);
 void add_worker_command(CLI::App& app, Outcome& outcome);
+void add_simulate_command(CLI::App& app, Outcome& outcome);
 
 // The kernels named by --backend / --kernel ("" = all); unknown names are UsageErrors.
 std::vector<const Kernel*> select_kernels(const std::string& backend, const std::string& kernel);

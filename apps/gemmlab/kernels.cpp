@@ -9,23 +9,25 @@ namespace gemmlab::cli {
 void add_kernels_command(CLI::App& app, Outcome&) {
   struct Options {
     bool json = false;
-    std::string backend, precision = "fp32";
+    std::string backend, precision;
   };
   auto options = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("kernels", "List kernels with their parameters and constraints");
   cmd->add_option("--backend", options->backend, "Only this backend's kernels");
-  cmd->add_option("--precision", options->precision, "Precision the spaces are shown for (fp32, fp64)");
+  cmd->add_option("--precision", options->precision, "Precision the spaces are shown for (default: each kernel's first)");
   cmd->add_flag("--json", options->json, "Print one JSON document");
   cmd->callback([options] {
-    const Precision precision = parse_precision(options->precision);
+    const bool asked = !options->precision.empty();
+    const Precision precision = asked ? parse_precision(options->precision) : Precision::fp32;
     nlohmann::json list = nlohmann::json::array();
     for (const Kernel* k : select_kernels(options->backend, "")) {
       Backend& backend = registry().backend(std::string(k->backend()));
       auto devices = backend.devices();
       const DeviceInfo info = devices.empty() ? DeviceInfo{} : devices.front();
       const Support support = k->supported(info);
-      // A kernel without the asked precision (tensor cores: fp16/bf16 only) shows its first one.
-      const Precision shown = k->supports(precision) ? precision : k->precisions().front();
+      // Each kernel's space in the asked precision, or in its first one (also when it lacks the asked
+      // one: tensor cores are fp16/bf16 only).
+      const Precision shown = asked && k->supports(precision) ? precision : k->precisions().front();
       const SearchSpace space = k->space(info, shown);
       nlohmann::json precisions = nlohmann::json::array();
       for (auto p : k->precisions()) precisions.push_back(to_string(p));

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   cli::add_tune_command(app, outcome);
   cli::add_replay_command(app, outcome);
   cli::add_export_command(app, outcome);
+  cli::add_simulate_command(app, outcome);
   cli::add_worker_command(app, outcome);
   try {
     app.parse(argc, argv);

@@ -138,6 +138,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
 
     SearchSpace space = kernel.space(device->info(), p.precision);
     add_user_constraints(space, o->constraints, o->constraints_file);
+    options.start_with = {kernel.default_config(device->info(), p.precision)};
     if (space.valid_size() == 0) throw UsageError("no configuration of " + o->kernel + " satisfies every constraint");
     if (o->no_cache && !o->cache.empty()) throw UsageError("--cache and --no-cache exclude each other");
     std::optional<ResultsCache> results;  // opened before any work: a bad file fails at once

@@ -1,10 +1,26 @@
 #include "gemmlab/buffer.hpp"
+#include "gemmlab/device.hpp"
 
 #include <sys/mman.h>
 
 #include <new>
 
 namespace gemmlab {
+
+namespace {
+class HostMemory final : public DeviceBuffer {
+ public:
+  explicit HostMemory(std::size_t bytes) : bytes_(bytes), memory_(aligned_bytes(bytes)) {}
+  void* data() override { return memory_.get(); }
+  std::size_t bytes() const override { return bytes_; }
+
+ private:
+  std::size_t bytes_;
+  std::unique_ptr<std::byte, AlignedFree> memory_;
+};
+}  // namespace
+
+std::unique_ptr<DeviceBuffer> allocate_host_buffer(std::size_t bytes) { return std::make_unique<HostMemory>(bytes); }
 
 std::unique_ptr<std::byte, AlignedFree> aligned_bytes(std::size_t bytes) {
   std::size_t rounded = (bytes + buffer_alignment - 1) / buffer_alignment * buffer_alignment;

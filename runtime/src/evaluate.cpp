@@ -49,6 +49,15 @@ class PowerSamples {
   bool unavailable_ = false;
 };
 
+// A device whose timings never vary is measured by one run, without warm-up or settling.
+MeasureOptions for_device(const Device& device, MeasureOptions options) {
+  if (!device.deterministic_timing()) return options;
+  options.warmup = 0;
+  options.min_repetitions = options.max_repetitions = 1;
+  options.settle_seconds = options.block_seconds = 0;
+  return options;
+}
+
 Timing timing(const Problem& problem, Measurement m, const PowerSamples* power = nullptr) {
   Timing t;
   t.gflops = gflops(problem, m.median_s);
@@ -70,8 +79,10 @@ Evaluator::Evaluator(Device& device, const Problem& problem, Reference* truth_fp
 Evaluator::~Evaluator() = default;
 
 Evaluation Evaluator::run(const Kernel& kernel, const Config& config, Reference* timed_reference,
-                          const EvaluationOptions& options) {
+                          const EvaluationOptions& given) {
   const Problem& problem = host_.problem();
+  EvaluationOptions options = given;
+  options.measure = for_device(device_, given.measure);
   auto executable = kernel.prepare(device_, problem, config);
   // C as it was before any kernel touched it: values (beta != 0) or poison, guard zone poisoned.
   device_.upload(*operands_->c, host_.c_initial().data(), host_.c_initial().size());
@@ -126,8 +137,9 @@ void Evaluator::compute_truth() {
   expected_ready_ = true;
 }
 
-Timing Evaluator::time_reference(Reference& reference, const MeasureOptions& options) {
+Timing Evaluator::time_reference(Reference& reference, const MeasureOptions& given) {
   const Problem& problem = host_.problem();
+  const MeasureOptions options = for_device(device_, given);
   PowerSamples power(device_);
   auto run_once = [&] {
     const double seconds = device_.time_once([&] { reference.gemm(problem, operands_->view()); });

@@ -74,4 +74,61 @@ void to_json(nlohmann::json& j, const ValidationResult& v) {
        {"reason", v.reason}};
 }
 
+namespace systolic {
+
+void to_json(nlohmann::json& j, const ArraySpec& a) {
+  j = {{"name", a.name}, {"rows", a.rows}, {"cols", a.cols}, {"precision", to_string(a.precision)},
+       {"clock_ghz", a.clock_ghz}, {"arrays_per_chip", a.arrays_per_chip},
+       {"ifmap_buffer_bytes", a.ifmap_buffer_bytes}, {"filter_buffer_bytes", a.filter_buffer_bytes},
+       {"ofmap_buffer_bytes", a.ofmap_buffer_bytes}, {"bandwidth_bytes_per_cycle", a.bandwidth_bytes_per_cycle},
+       {"peak_gflops", a.peak_gflops()}, {"chip_peak_gflops", a.chip_peak_gflops()}, {"source", a.source}};
+}
+
+void to_json(nlohmann::json& j, const Mapping& m) {
+  j = {{"dataflow", to_string(m.dataflow)}, {"tile_m", m.tile_m}, {"tile_n", m.tile_n}, {"tile_k", m.tile_k},
+       {"loop_order", m.loop_order}};
+}
+
+void to_json(nlohmann::json& j, const Counts& c) {
+  j = {{"total_cycles", c.total_cycles}, {"compute_cycles", c.compute_cycles}, {"stall_cycles", c.stall_cycles},
+       {"folds", c.folds}, {"ifmap_sram_reads", c.ifmap_sram_reads}, {"filter_sram_reads", c.filter_sram_reads},
+       {"ofmap_sram_writes", c.ofmap_sram_writes}, {"ifmap_dram_reads", c.ifmap_dram_reads},
+       {"filter_dram_reads", c.filter_dram_reads}, {"ofmap_dram_reads", c.ofmap_dram_reads},
+       {"ofmap_dram_writes", c.ofmap_dram_writes}, {"cell_updates", c.cell_updates}, {"macs", c.macs},
+       {"mapped_cells", c.mapped_cells}, {"first_fold_start", c.first_fold_start},
+       {"last_fold_start", c.last_fold_start}};
+}
+
+void to_json(nlohmann::json& j, const Report& r) {
+  const Counts& c = r.counts;
+  j = {{"total_cycles", r.total_cycles},
+       {"stall_cycles", r.stall_cycles},
+       {"overall_util", r.overall_util},
+       {"mapping_efficiency", r.mapping_efficiency},
+       {"compute_util", r.compute_util},
+       {"sram_reads", c.ifmap_sram_reads + c.filter_sram_reads},
+       {"sram_writes", r.reported_ofmap_sram_writes},
+       {"dram_reads", c.ifmap_dram_reads + c.filter_dram_reads + (r.convention == Convention::physical ? c.ofmap_dram_reads : 0)},
+       {"dram_writes", r.reported_ofmap_dram_writes},
+       {"gflops_at_clock", r.gflops_at_clock},
+       {"seconds_at_clock", r.seconds},
+       {"ifmap_sram_reads", c.ifmap_sram_reads},
+       {"filter_sram_reads", c.filter_sram_reads},
+       {"ofmap_sram_writes", r.reported_ofmap_sram_writes},
+       {"ifmap_dram_reads", c.ifmap_dram_reads},
+       {"filter_dram_reads", c.filter_dram_reads},
+       {"ofmap_dram_reads", r.convention == Convention::physical ? c.ofmap_dram_reads : 0},
+       {"ofmap_dram_writes", r.reported_ofmap_dram_writes},
+       {"m", r.m}, {"n", r.n}, {"k", r.k},
+       {"precision", to_string(r.precision)},
+       {"convention", r.convention == Convention::physical ? "physical" : "scalesim"},
+       {"engine", r.engine},
+       {"array", r.array},
+       {"mapping", r.mapping},
+       {"counts", c}};
+  if (r.valid) j["valid"] = *r.valid;
+  if (r.max_rel_error) j["max_rel_error"] = number_or_null(*r.max_rel_error);
+}
+
+}  // namespace systolic
 }  // namespace gemmlab

@@ -114,6 +114,11 @@ void validate(const Problem& p) {
   }
   if (!std::isfinite(p.alpha)) throw std::invalid_argument("alpha is not a finite number");
   if (!std::isfinite(p.beta)) throw std::invalid_argument("beta is not a finite number");
+  // int8 GEMMs accumulate and write int32: alpha and beta scale integers exactly or not at all.
+  if (p.precision == Precision::int8 &&
+      (p.alpha != std::nearbyint(p.alpha) || p.beta != std::nearbyint(p.beta) || std::abs(p.alpha) > 0x1p31 ||
+       std::abs(p.beta) > 0x1p31))
+    throw std::invalid_argument("int8 GEMMs take whole-number alpha and beta (their C is int32)");
   std::size_t elem = element_size(p.precision);
   check_operand("A", p.m, p.k, p.lda, "lda", elem);
   check_operand("B", p.k, p.n, p.ldb, "ldb", elem);

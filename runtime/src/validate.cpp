@@ -26,18 +26,30 @@ void naive_gemm_fp64(std::int64_t m, std::int64_t n, std::int64_t k, double alph
 }
 
 namespace {
-void require_host_precision(Precision p) {
-  if (p == Precision::int8)
-    throw std::invalid_argument("precision int8 is not supported by the host validator (fp32, fp64, fp16, bf16)");
-}
-
-// How elements are stored: the inputs in the problem's precision, C in its output precision.
-enum class Storage { f64, f32, f16, bf16 };
+// How elements are stored: the inputs in the problem's precision, C in its output precision
+// (int8 inputs: int32 C).
+enum class Storage { f64, f32, f16, bf16, i8, i32 };
 Storage input_storage(Precision p) {
-  return p == Precision::fp64 ? Storage::f64 : p == Precision::fp16 ? Storage::f16 : p == Precision::bf16 ? Storage::bf16 : Storage::f32;
+  switch (p) {
+    case Precision::fp64: return Storage::f64;
+    case Precision::fp16: return Storage::f16;
+    case Precision::bf16: return Storage::bf16;
+    case Precision::int8: return Storage::i8;
+    default: return Storage::f32;
+  }
 }
-Storage output_storage(Precision p) { return p == Precision::fp64 ? Storage::f64 : Storage::f32; }
-std::size_t bytes_of(Storage s) { return s == Storage::f64 ? 8 : s == Storage::f32 ? 4 : 2; }
+Storage output_storage(Precision p) {
+  return p == Precision::fp64 ? Storage::f64 : p == Precision::int8 ? Storage::i32 : Storage::f32;
+}
+std::size_t bytes_of(Storage s) {
+  switch (s) {
+    case Storage::f64: return 8;
+    case Storage::f32:
+    case Storage::i32: return 4;
+    case Storage::i8: return 1;
+    default: return 2;
+  }
+}
 
 // Rounds to the nearest fp16 value (ties to even), subnormals included; |x| stays below 65504 here.
 double round_to_fp16(double x) {
@@ -86,6 +98,8 @@ double representable(double x, Storage s) {
     case Storage::f32: return static_cast<float>(x);
     case Storage::f16: return round_to_fp16(x);
     case Storage::bf16: return bf16_value(bf16_bits(static_cast<float>(x)));
+    case Storage::i8:
+    case Storage::i32: return std::nearbyint(x);
     default: return x;
   }
 }
@@ -96,6 +110,8 @@ void store(std::byte* base, std::size_t index, double value, Storage s) {
     case Storage::f32: reinterpret_cast<float*>(base)[index] = static_cast<float>(value); break;
     case Storage::f16: reinterpret_cast<std::uint16_t*>(base)[index] = fp16_bits(round_to_fp16(value)); break;
     case Storage::bf16: reinterpret_cast<std::uint16_t*>(base)[index] = bf16_bits(static_cast<float>(value)); break;
+    case Storage::i8: reinterpret_cast<std::int8_t*>(base)[index] = static_cast<std::int8_t>(value); break;
+    case Storage::i32: reinterpret_cast<std::int32_t*>(base)[index] = static_cast<std::int32_t>(value); break;
   }
 }
 double load(const std::byte* base, std::size_t index, Storage s) {
@@ -104,6 +120,8 @@ double load(const std::byte* base, std::size_t index, Storage s) {
     case Storage::f32: return reinterpret_cast<const float*>(base)[index];
     case Storage::f16: return fp16_value(reinterpret_cast<const std::uint16_t*>(base)[index]);
     case Storage::bf16: return bf16_value(reinterpret_cast<const std::uint16_t*>(base)[index]);
+    case Storage::i8: return reinterpret_cast<const std::int8_t*>(base)[index];
+    case Storage::i32: return reinterpret_cast<const std::int32_t*>(base)[index];
   }
   return 0;
 }
@@ -114,6 +132,9 @@ std::uint64_t poison_bits(Storage s) {
     case Storage::f32: return std::bit_cast<std::uint32_t>(poison_fp32());
     case Storage::f16: return 0x7ead;
     case Storage::bf16: return 0x7fad;
+    // Integers have no NaN: a fixed pattern no product of int8 operands this size produces.
+    case Storage::i8: return 0x80;
+    case Storage::i32: return 0x80000001u;
   }
   return 0;
 }
@@ -130,14 +151,16 @@ void fill_poison(HostBuffer<std::byte>& buffer, Storage s) {
 // Random values for the rows x cols valid part of a matrix with leading dimension ld; the fp64
 // copy holds exactly the values stored (rounded to the storage first, as the issue of inputs
 // rounded the same way on both sides demands).
+// Integer storage gets whole numbers: int8 in [-127, 127], int32 in [-2^20, 2^20].
 void fill_matrix(HostBuffer<std::byte>& buffer, std::vector<double>& copy, std::int64_t rows,
                  std::int64_t cols, std::int64_t ld, Storage s, std::uint64_t seed) {
   copy.assign(static_cast<std::size_t>(rows * cols), 0.0);
   fill_uniform(std::span<double>(copy), seed);
+  const double range = s == Storage::i8 ? 127.0 : s == Storage::i32 ? 0x1p20 : 1.0;
   for (std::int64_t i = 0; i < rows; ++i)
     for (std::int64_t j = 0; j < cols; ++j) {
       auto& v = copy[static_cast<std::size_t>(i * cols + j)];
-      v = representable(v, s);
+      v = representable(v * range, s);
       store(buffer.data(), static_cast<std::size_t>(i * ld + j), v, s);
     }
 }
@@ -149,7 +172,6 @@ double rounded(double x, Precision p) { return representable(x, output_storage(p
 HostCase::HostCase(const Problem& problem, std::uint64_t seed) : problem_(problem) {
   validate(problem);
   const Precision p = problem.precision;
-  require_host_precision(p);
   const Storage in = input_storage(p), out = output_storage(p);
   a_ = HostBuffer<std::byte>(problem.a_elements() * bytes_of(in));
   b_ = HostBuffer<std::byte>(problem.b_elements() * bytes_of(in));

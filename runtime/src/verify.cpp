@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <thread>
 
 namespace gemmlab {
@@ -38,6 +39,14 @@ std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Refe
     if (!kernel.supports(precision)) continue;
     const SearchSpace space = kernel.space(info, precision);
     const std::vector<Config> configs = space.extremes(kernel.default_config(info, precision));
+    if (configs.empty()) {  // e.g. buffers too small for any tile of this precision
+      VerifyCase c{std::string(kernel.backend()), std::string(kernel.name()), {}, {}, "unsupported", {}};
+      c.problem.precision = precision;
+      c.validation.reason = "no configuration of " + std::string(kernel.name()) + " is valid for " +
+                            std::string(to_string(precision)) + " on " + info.name;
+      cases.push_back(std::move(c));
+      continue;
+    }
     // Problems outside, configurations inside: one Evaluator per problem makes the operands and
     // the fp64 truth once for all configurations.
     EvaluationOptions eval;
@@ -50,6 +59,10 @@ std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Refe
           p.precision = precision;
           p.alpha = s.alpha;
           p.beta = s.beta;
+          if (precision == Precision::int8) {  // int32 C: whole-number scalars, the pair times four
+            p.alpha = std::nearbyint(4 * s.alpha);
+            p.beta = std::nearbyint(4 * s.beta);
+          }
           Evaluator evaluator(device, p, truth_fp64, options.seed);
           for (const Config& config : configs) {
             VerifyCase c{std::string(kernel.backend()), std::string(kernel.name()), p, config, "", {}};

@@ -221,6 +221,8 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
       if (cache.cache == nullptr || !cache.cache->find(cache.key, config)) ahead->add(config);
     });
   }
+  for (const Config& config : options.start_with)
+    if (const auto candidate = domain.find(config)) ctx.evaluate(*candidate);
   strategy->search(ctx);
   ahead.reset();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - search_start).count();

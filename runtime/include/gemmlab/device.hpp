@@ -77,6 +77,9 @@ class DeviceBuffer {
   virtual std::size_t bytes() const = 0;
 };
 
+// Host memory as a device buffer (64-byte aligned): the memory of the CPU and of simulated devices.
+std::unique_ptr<DeviceBuffer> allocate_host_buffer(std::size_t bytes);
+
 // An opened device of some backend.
 class Device {
  public:
@@ -91,6 +94,9 @@ class Device {
   // Whether time_once empties the device's caches before each timed run (GPUs: L2), so that
   // a timing starts with cold operands. Off by default; a device that cannot do it ignores it.
   virtual void set_cache_flush(bool) {}
+  // Whether time_once gives the same duration every time for the same work (a simulated device
+  // reports simulated time): then one timed run is the measurement, with no warm-up or repetition.
+  virtual bool deterministic_timing() const { return false; }
   // Board power draw (W) and temperature (C) now, where the device reports them (NVIDIA GPUs
   // through NVML); nullopt elsewhere. The evaluator samples it between timed runs.
   struct PowerReading {

@@ -7,6 +7,7 @@
 #include "gemmlab/evaluate.hpp"
 #include "gemmlab/measure.hpp"
 #include "gemmlab/space.hpp"
+#include "gemmlab/systolic.hpp"
 #include "gemmlab/validate.hpp"
 
 namespace gemmlab {
@@ -18,5 +19,12 @@ void to_json(nlohmann::json& j, const Measurement& m);  // without the raw sampl
 void to_json(nlohmann::json& j, const Parameter& p);
 void to_json(nlohmann::json& j, const SearchSpace& s);
 void to_json(nlohmann::json& j, const ValidationResult& v);
+namespace systolic {
+void to_json(nlohmann::json& j, const ArraySpec& a);
+void to_json(nlohmann::json& j, const Mapping& m);
+void to_json(nlohmann::json& j, const Counts& c);
+// The simulation's figures as `gemmlab simulate --json` prints them (utilisations in percent).
+void to_json(nlohmann::json& j, const Report& r);
+}  // namespace systolic
 
 }  // namespace gemmlab

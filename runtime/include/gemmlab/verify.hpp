@@ -19,7 +19,8 @@ std::vector<Problem> default_verification_shapes();
 struct Scalars {
   double alpha, beta;
 };
-// (1, 0): C is write-only; (-0.75, 1.25): both scalings, C read.
+// (1, 0): C is write-only; (-0.75, 1.25): both scalings, C read. int8 problems (int32 C) take
+// whole numbers: each pair times four, (4, 0) and (-3, 5).
 std::vector<Scalars> default_verification_scalars();
 
 struct VerifyCase {

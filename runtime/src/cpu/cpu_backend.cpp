@@ -7,23 +7,12 @@
 namespace gemmlab::cpu {
 namespace {
 
-class HostMemory final : public DeviceBuffer {
- public:
-  explicit HostMemory(std::size_t bytes) : bytes_(bytes), memory_(aligned_bytes(bytes)) {}
-  void* data() override { return memory_.get(); }
-  std::size_t bytes() const override { return bytes_; }
-
- private:
-  std::size_t bytes_;
-  std::unique_ptr<std::byte, AlignedFree> memory_;
-};
-
 class CpuDevice final : public Device {
  public:
   CpuDevice() : info_(detect()) {}
   const DeviceInfo& info() const override { return info_; }
   std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
-    return std::make_unique<HostMemory>(bytes);
+    return allocate_host_buffer(bytes);
   }
   void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
     if (bytes > 0) std::memcpy(dst.data(), src, bytes);

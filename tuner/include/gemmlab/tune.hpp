@@ -38,6 +38,9 @@ struct TuneOptions {
   // evaluate next (SearchContext::hint). 0 or no function: no overlap.
   std::size_t compile_threads = 0;
   std::function<void(const Config&)> prepare_ahead = {};
+  // Configurations evaluated before the strategy starts (those in the space; they count against
+  // the budget): the kernel's default, so that tuning never ends worse than it.
+  std::vector<Config> start_with = {};
 };
 
 // What evaluating one configuration gave.
