@@ -174,6 +174,32 @@ TEST(SystolicEngines, CountsAreIdenticalOnRandomShapesArraysDataflowsTilesAndBan
   }
 }
 
+// The detailed report's SRAM start and stop cycles (formulas) are the first and last accesses the
+// cycle engine makes.
+TEST(SystolicEngines, DetailedReportWindowsAreTheFirstAndLastTracedAccesses) {
+  for (const Case& c : random_cases(150)) {
+    SCOPED_TRACE(describe(c));
+    const Problem p = Problem::packed(c.m, c.n, c.k, c.precision);
+    HostCase host(p, 7);
+    HostBuffer<std::byte> out(host.c_bytes_with_guard());
+    std::int64_t first[3] = {-1, -1, -1}, last[3] = {-1, -1, -1};
+    GemmData d{.a = host.a().data(), .b = host.b().data(), .c = out.data(), .lda = p.lda, .ldb = p.ldb, .ldc = p.ldc};
+    d.trace = [&](const TraceEvent& e) {
+      const auto kind = static_cast<std::size_t>(e.kind);
+      if (first[kind] < 0) first[kind] = e.cycle;
+      last[kind] = e.cycle;
+    };
+    const Counts counts = simulate_cycles(c.array, c.mapping, c.m, c.n, c.k, c.precision, d);
+    const std::string csv = detailed_access_report_csv(
+        make_report(c.array, c.mapping, c.m, c.n, c.k, c.precision, counts, Convention::physical, "cycle"));
+    const std::string expected = "0, " + std::to_string(first[0]) + ".0, " + std::to_string(last[0]) + ".0, " +
+                                 std::to_string(counts.ifmap_sram_reads) + ", " + std::to_string(first[1]) + ".0, " +
+                                 std::to_string(last[1]) + ".0, " + std::to_string(counts.filter_sram_reads) + ", " +
+                                 std::to_string(first[2]) + ".0, " + std::to_string(last[2]) + ".0, ";
+    EXPECT_TRUE(gemmlab::testing::contains(csv, expected)) << csv << "\nexpected the row to start with " << expected;
+  }
+}
+
 TEST(SystolicEngines, FunctionalModelGivesTheCycleEnginesCBitForBit) {
   for (const Case& c : random_cases(120)) {
     SCOPED_TRACE(describe(c));

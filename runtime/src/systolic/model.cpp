@@ -266,16 +266,21 @@ Windows sram_windows(const Report& r) {
   const std::int64_t last = scalesim ? r.total_cycles + 1 - (r.mapping.dataflow == Dataflow::os ? R + C + L - 2 : 2 * R + C + L - 2)
                                      : r.counts.last_fold_start;
   const std::int64_t read_latency = scalesim ? 1 : 0;
+  // Rows of the array the first fold uses (its row block starts at 0).
+  const auto first_shape = detail::fold_shape(r.mapping.dataflow, grid.extent(detail::dim_m, 0),
+                                              grid.extent(detail::dim_n, 0), grid.extent(detail::dim_k, 0));
+  const std::int64_t rows_first = std::min(R, first_shape.row_extent);
   if (r.mapping.dataflow == Dataflow::os) {
     w.ifmap = {first + read_latency, last + (L - 1) + (rows_last - 1) + read_latency};
     w.filter = {first + read_latency, last + (L - 1) + (cols_last - 1) + read_latency};
     // Physical: the outputs leave after the stream (L + R + C - 2 cycles), bottom row first.
-    const std::int64_t drain = scalesim ? L - 1 : L + R + C - 2;
-    const std::int64_t rows_first = std::min(R, grid.extent(detail::dim_m, 0));
-    w.ofmap = {first + drain + (R - rows_first), last + drain + (R - 1) + (scalesim ? cols_last - 1 : 0)};
+    auto drain = [&](std::int64_t stream) { return scalesim ? stream - 1 : stream + R + C - 2; };
+    w.ofmap = {first + drain(first_shape.stream) + (R - rows_first),
+               last + drain(L) + (R - 1) + (scalesim ? cols_last - 1 : 0)};
   } else {
-    // The stationary operand loads in the fold's first R cycles, the streamed one enters after.
-    const Window stationary{first + read_latency, last + R - 1 + read_latency};
+    // The stationary operand shifts in during the fold's first R cycles, its last row first (so
+    // a fold using fewer rows starts later); the streamed one enters after.
+    const Window stationary{first + (R - rows_first) + read_latency, last + R - 1 + read_latency};
     const Window streamed{first + R + read_latency, last + R + (L - 1) + (rows_last - 1) + read_latency};
     w.ifmap = r.mapping.dataflow == Dataflow::ws ? streamed : stationary;
     w.filter = r.mapping.dataflow == Dataflow::ws ? stationary : streamed;
