@@ -380,6 +380,9 @@ TEST(SystolicInputs, BadArraysBuffersAndMappingsAreClearErrors) {
       "SimulationError", [&] { check(array(4, 4), {}, 8, 8, 8, Precision::fp64); }, {"fp64"}));
   EXPECT_TRUE(throws_mentioning<SimulationError>(
       "SimulationError", [&] { check(array(4, 4), {}, -1, 8, 8, Precision::fp32); }, {"M"}));
+  EXPECT_TRUE(throws_mentioning<SimulationError>(
+      "SimulationError", [&] { check(array(4096, 4096), {}, 1 << 30, 1 << 30, 1 << 30, Precision::fp32); }, {"64 bits"},
+      false));
   ArraySpec empty = array(4, 4);
   empty.cols = 0;
   EXPECT_TRUE(throws_mentioning<SimulationError>("SimulationError", [&] { simulate_analytic(empty, {}, 4, 4, 4, Precision::fp32); },

@@ -37,12 +37,12 @@ void add_run_command(CLI::App& app, Outcome& outcome) {
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("run", "Run, validate and time one kernel configuration next to the reference BLAS");
-  cmd->add_option("--backend", o->backend, "Backend (cpu)")->capture_default_str();
+  cmd->add_option("--backend", o->backend, "Backend (cpu, systolic, cuda where built; see gemmlab devices)")->capture_default_str();
   cmd->add_option("--kernel", o->kernel, "Kernel name (see `gemmlab kernels`)")->required();
   cmd->add_option("--m", o->m, "Rows of A and C")->required();
   cmd->add_option("--n", o->n, "Columns of B and C")->required();
   cmd->add_option("--k", o->k, "Columns of A, rows of B")->required();
-  cmd->add_option("--precision", o->precision, "fp32 or fp64")->capture_default_str();
+  cmd->add_option("--precision", o->precision, "fp32, fp64 (cpu); bf16, int8, fp32 (systolic); fp16, bf16 (tensor cores)")->capture_default_str();
   cmd->add_option("--alpha", o->alpha, "Scale of A*B")->capture_default_str();
   cmd->add_option("--beta", o->beta, "Scale of the initial C")->capture_default_str();
   cmd->add_option("--lda", o->lda, "Leading dimension of A (default K)");

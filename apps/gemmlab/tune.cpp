@@ -68,12 +68,12 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("tune", "Search a kernel's parameter space for its fastest configuration");
-  cmd->add_option("--backend", o->backend, "Backend")->capture_default_str();
+  cmd->add_option("--backend", o->backend, "Backend (cpu, systolic, cuda where built; see gemmlab devices)")->capture_default_str();
   cmd->add_option("--kernel", o->kernel, "Kernel name (see `gemmlab kernels`)")->required();
   cmd->add_option("--m", o->m, "Rows of A and C")->required();
   cmd->add_option("--n", o->n, "Columns of B and C")->required();
   cmd->add_option("--k", o->k, "Columns of A, rows of B")->required();
-  cmd->add_option("--precision", o->precision, "fp32 or fp64")->capture_default_str();
+  cmd->add_option("--precision", o->precision, "fp32, fp64 (cpu); bf16, int8, fp32 (systolic); fp16, bf16 (tensor cores)")->capture_default_str();
   cmd->add_option("--strategy", o->strategy, "exhaustive, random, annealing, genetic, local, bayesian")->capture_default_str();
   cmd->add_option("--budget", o->budget, "Evaluations at most")->capture_default_str();
   cmd->add_option("--time-limit", o->time_limit, "Seconds at most (0: none)")->capture_default_str();
@@ -86,7 +86,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
       ->capture_default_str();
   cmd->add_option("--timeout-floor", o->timeout_floor, "...but never before this many seconds")->capture_default_str();
   cmd->add_option("--worker-memory", o->worker_memory,
-                  "Address-space limit of the evaluation worker in GiB (default: the machine's physical memory for cpu, "
+                  "Address-space limit of the evaluation worker in GiB (default: the machine's physical memory for cpu and systolic, "
                   "none for GPU backends, whose runtimes reserve more address space; 0: none)");
   cmd->add_option("--constraint", o->constraints,
                   "An extra constraint as an expression over the parameters, e.g. 'MC % 16 == 0 && KC <= 512' "
@@ -164,7 +164,9 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     } else {
       backend.make_reference(reference_name, *device);  // an unknown name fails here, with the list
       // GPU runtimes reserve address space far beyond physical memory: their workers get no limit.
-      const double memory_gib = o->worker_memory >= 0 ? o->worker_memory : o->backend == "cpu" ? physical_memory_gib() : 0.0;
+      // Backends in host memory (cpu, and the simulated systolic arrays) get the machine's.
+      const bool host_memory = o->backend == "cpu" || o->backend == "systolic";
+      const double memory_gib = o->worker_memory >= 0 ? o->worker_memory : host_memory ? physical_memory_gib() : 0.0;
       WorkerSetup setup{.backend = o->backend, .device = o->device, .kernel = o->kernel, .problem = p,
                         .seed = options.seed, .reference = reference_name, .reference_threads = reference_threads,
                         .measure = options.measure, .flush_cache = o->flush_cache,

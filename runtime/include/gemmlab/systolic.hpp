@@ -191,7 +191,8 @@ Mapping heuristic_mapping(const ArraySpec& array, Precision precision);
 // A simulated device's array.
 const ArraySpec& array_of(const Device& device);  // throws std::invalid_argument for other devices
 // Runs `problem` through a simulated device's array with `mapping` (operands in host memory, as
-// the device allocates them) and records its simulated time for Device::time_once.
+// the device allocates them) and records its simulated time for Device::time_once. Inside
+// time_once only the time is needed, and only the (identical) analytic counts are computed.
 void run_mapping(Device& device, const Mapping& mapping, const Problem& problem, const Operands& operands);
 // Problems up to this many cell updates run on the cycle engine in the backend; larger ones on
 // compute_functional + simulate_analytic (identical C and counts, as the tests check).

@@ -128,6 +128,20 @@ void check(const ArraySpec& array, const Mapping& mapping, std::int64_t m, std::
                             " bytes, double-buffered); choose smaller tiles");
   };
   const auto shape = [](std::int64_t r, std::int64_t c) { return std::to_string(r) + "x" + std::to_string(c); };
+  // Every count must fit in 64 bits: bound the cell updates (no fold is longer than a full tile's,
+  // 2R + C + stream - 2 cycles) and the bytes of one tile step (the DMA counts thousandths of a byte).
+  using Big = long double;
+  const Big limit = 0x1p62L;
+  const Big R = static_cast<Big>(array.rows), C = static_cast<Big>(array.cols);
+  const Big steps = static_cast<Big>(grid.count[0]) * static_cast<Big>(grid.count[1]) * static_cast<Big>(grid.count[2]);
+  const auto f = detail::fold_shape(mapping.dataflow, tiles.tile_m, tiles.tile_n, tiles.tile_k);
+  const Big folds = steps * std::ceil(static_cast<Big>(f.row_extent) / R) * std::ceil(static_cast<Big>(f.col_extent) / C);
+  const Big step_bytes = static_cast<Big>(tiles.tile_m) * static_cast<Big>(tiles.tile_k) * 8 +
+                         static_cast<Big>(tiles.tile_k) * static_cast<Big>(tiles.tile_n) * 8 +
+                         static_cast<Big>(tiles.tile_m) * static_cast<Big>(tiles.tile_n) * 16;
+  if (folds * (2 * R + C + static_cast<Big>(f.stream)) * R * C > limit || step_bytes * 1000 > limit)
+    throw SimulationError("this simulation's counts would not fit in 64 bits (M x N x K = " + std::to_string(m) + "x" +
+                          std::to_string(n) + "x" + std::to_string(k) + " with these tiles); choose smaller sizes or tiles");
   fits("A", tile_bytes_a(tiles, precision), array.ifmap_buffer_bytes, "ifmap", shape(tiles.tile_m, tiles.tile_k));
   fits("B", tile_bytes_b(tiles, precision), array.filter_buffer_bytes, "filter", shape(tiles.tile_k, tiles.tile_n));
   fits("C", tile_bytes_c(tiles), array.ofmap_buffer_bytes, "ofmap", shape(tiles.tile_m, tiles.tile_n));
