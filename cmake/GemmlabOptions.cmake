@@ -39,6 +39,23 @@ macro(gemmlab_detect_backend name package)
   gemmlab_resolve_backend(${name} "${${package}_FOUND}")
 endmacro()
 
+# OpenCL (the ICD loader and headers) and CLBlast, the backend's reference: its C header at build
+# time, its library opened at run time (GEMMLAB_CLBLAST_LIBRARY, GEMMLAB_CLBLAST_VERSION).
+macro(gemmlab_detect_opencl)
+  set(gemmlab_opencl_found FALSE)
+  if(NOT GEMMLAB_WITH_OPENCL_VALUE STREQUAL "OFF")
+    find_package(OpenCL QUIET)
+    find_path(GEMMLAB_CLBLAST_INCLUDE clblast_c.h)
+    find_library(GEMMLAB_CLBLAST_LIBRARY_FILE NAMES clblast)
+    if(OpenCL_FOUND AND GEMMLAB_CLBLAST_INCLUDE AND GEMMLAB_CLBLAST_LIBRARY_FILE)
+      set(gemmlab_opencl_found TRUE)
+      get_filename_component(GEMMLAB_CLBLAST_LIBRARY "${GEMMLAB_CLBLAST_LIBRARY_FILE}" REALPATH)
+      string(REGEX MATCH "[0-9]+\\.[0-9]+\\.[0-9]+$" GEMMLAB_CLBLAST_VERSION "${GEMMLAB_CLBLAST_LIBRARY}")
+    endif()
+  endif()
+  gemmlab_resolve_backend(OPENCL ${gemmlab_opencl_found})
+endmacro()
+
 function(gemmlab_detect_hip)
   set(found FALSE)
   if(NOT GEMMLAB_WITH_HIP_VALUE STREQUAL "OFF")

@@ -3,6 +3,10 @@
 #include "gemmlab/cpu.hpp"
 #include "cpu/cpu_kernels.hpp"
 #include "systolic/systolic_kernel.hpp"
+#if GEMMLAB_HAVE_OPENCL
+#include "gemmlab/opencl.hpp"
+#include "opencl/opencl_kernel.hpp"
+#endif
 #if GEMMLAB_HAVE_CUDA
 #include "cuda/cuda_kernels.hpp"
 #include "gemmlab/cuda.hpp"
@@ -18,6 +22,10 @@ void register_builtin(Registry& r) {
 #if GEMMLAB_HAVE_CUDA
   r.add_backend(cuda::make_backend());
   cuda::register_kernels(r);
+#endif
+#if GEMMLAB_HAVE_OPENCL
+  r.add_backend(opencl::make_backend());
+  opencl::register_kernels(r);
 #endif
   // A new backend adds one block here: its runtime backend and its kernel folder.
 }

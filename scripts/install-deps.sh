@@ -8,6 +8,7 @@ packages=(
   clang libclang-rt-14-dev
   libopenblas-dev libblis-dev
   libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev zlib1g-dev
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
 )
 
 missing=()

@@ -36,7 +36,10 @@ void add_devices_command(CLI::App& app, Outcome&) {
                    c.shared_by_cores);
       fmt::print("  clock {:.2f} GHz, {} FMA unit(s)/core -> peak {:.1f} GFLOP/s fp32, {:.1f} fp64\n",
                  d.clock_ghz, d.fma_units_per_core, d.peak_gflops_fp32, d.peak_gflops_fp64);
-      if (d.gpu)
+      if (d.gpu && d.gpu->compute_capability == 0)  // an OpenCL device: its work-group limits
+        fmt::print("  work-groups of up to {} work-items, {} KiB of local memory\n", d.gpu->max_threads_per_block,
+                   d.gpu->shared_bytes_per_block / 1024);
+      else if (d.gpu)
         fmt::print("  compute capability {}.{}, {} SMs, shared memory {} KiB per block ({} KiB opt-in), {} KiB per SM, "
                    "{} registers per SM, L2 {} MiB\n",
                    d.gpu->compute_capability / 10, d.gpu->compute_capability % 10, d.gpu->multiprocessors,

@@ -1,0 +1,116 @@
+// The OpenCL curriculum's specifications: each .cl file's space, default and launch shape (the
+// kernels' ideas are in the .cl files' opening comments).
+#include "opencl_kernel.hpp"
+
+namespace gemmlab::opencl {
+namespace {
+
+std::string limit_text(const char* what, std::int64_t value) { return std::string(what) + " (" + std::to_string(value) + ")"; }
+
+class Naive final : public OpenClKernel {
+ public:
+  Naive() : OpenClKernel("01_naive", "one work-item per element of C, a dot product over K") {}
+  SearchSpace space(const DeviceInfo& d, Precision) const override {
+    const std::int64_t max_wg = max_work_group(d);
+    SearchSpace s;
+    s.add("WGN", pow2_range(1, 256), "work-group columns (dimension 0, along N)")
+        .add("WGM", pow2_range(1, 256), "work-group rows (dimension 1, along M)");
+    s.constrain("WGN * WGM <= " + limit_text("max work-group size", max_wg), {"WGN", "WGM"},
+                [=](const Config& c) { return c.at("WGN") * c.at("WGM") <= max_wg; });
+    return s;
+  }
+  Config preferred_config(const DeviceInfo&, Precision) const override { return {{"WGN", 16}, {"WGM", 4}}; }
+  LaunchShape shape(const Config& c, const Problem& p) const override {
+    const auto wgn = c.at("WGN"), wgm = c.at("WGM");
+    return {{round_up(p.n, wgn), round_up(p.m, wgm)}, {static_cast<std::size_t>(wgn), static_cast<std::size_t>(wgm)}};
+  }
+};
+
+class LocalTiled final : public OpenClKernel {
+ public:
+  LocalTiled() : OpenClKernel("02_local_tiled", "TS x TS tiles of A and B staged in local memory") {}
+  SearchSpace space(const DeviceInfo& d, Precision precision) const override {
+    const std::int64_t max_wg = max_work_group(d), local = local_bytes(d);
+    const auto elem = static_cast<std::int64_t>(element_size(precision));
+    SearchSpace s;
+    s.add("TS", pow2_range(2, 32), "tile side; the work-group is TS x TS");
+    s.constrain("TS * TS <= " + limit_text("max work-group size", max_wg), {"TS"},
+                [=](const Config& c) { return c.at("TS") * c.at("TS") <= max_wg; });
+    s.constrain("2 * TS * TS * " + std::to_string(elem) + " <= " + limit_text("local memory", local), {"TS"},
+                [=](const Config& c) { return 2 * c.at("TS") * c.at("TS") * elem <= local; });
+    return s;
+  }
+  Config preferred_config(const DeviceInfo&, Precision) const override { return {{"TS", 16}}; }
+  LaunchShape shape(const Config& c, const Problem& p) const override {
+    const auto ts = c.at("TS");
+    return {{round_up(p.n, ts), round_up(p.m, ts)}, {static_cast<std::size_t>(ts), static_cast<std::size_t>(ts)}};
+  }
+};
+
+class RegisterTiled final : public OpenClKernel {
+ public:
+  RegisterTiled()
+      : OpenClKernel("03_register_tiled", "MWI x NWI of C per work-item in registers, vector loads, optional local tiles") {}
+  SearchSpace space(const DeviceInfo& d, Precision precision) const override {
+    const std::int64_t max_wg = max_work_group(d), local = local_bytes(d);
+    const auto elem = static_cast<std::int64_t>(element_size(precision));
+    SearchSpace s;
+    s.add("MWG", pow2_range(8, 128), "work-group tile rows (M)")
+        .add("MDIMC", pow2_range(1, 32), "work-items along M computing")
+        .add("NWG", pow2_range(8, 128), "work-group tile columns (N)")
+        .add("NDIMC", pow2_range(1, 32), "work-items along N computing")
+        .add("VWN", pow2_range(1, 8), "vector width of B loads and C stores (along N)")
+        .add("MDIMA", pow2_range(1, 32), "work-items along M loading the A tile")
+        .add("NDIMB", pow2_range(1, 32), "work-items along N loading the B tile")
+        .add("KWG", pow2_range(8, 64), "depth of a tile step (K)")
+        .add("VWM", pow2_range(1, 8), "vector width of A loads (along K)")
+        .add("KWI", pow2_range(1, 8), "unroll factor of the loop over KWG")
+        .add("SA", {0, 1}, "stage the A tile in local memory")
+        .add("SB", {0, 1}, "stage the B tile in local memory");
+    auto threads = [](const Config& c) { return c.at("MDIMC") * c.at("NDIMC"); };
+    s.constrain("MWG % MDIMC == 0", {"MWG", "MDIMC"}, [](const Config& c) { return c.at("MWG") % c.at("MDIMC") == 0; });
+    s.constrain("NWG % (NDIMC * VWN) == 0", {"NWG", "NDIMC", "VWN"},
+                [](const Config& c) { return c.at("NWG") % (c.at("NDIMC") * c.at("VWN")) == 0; });
+    s.constrain("MDIMC * NDIMC <= " + limit_text("max work-group size", max_wg), {"MDIMC", "NDIMC"},
+                [=](const Config& c) { return threads(c) <= max_wg; });
+    s.constrain("(MDIMC * NDIMC) % MDIMA == 0 && MWG % MDIMA == 0", {"MDIMC", "NDIMC", "MWG", "MDIMA"},
+                [=](const Config& c) { return threads(c) % c.at("MDIMA") == 0 && c.at("MWG") % c.at("MDIMA") == 0; });
+    s.constrain("(MDIMC * NDIMC) % NDIMB == 0 && NWG % (NDIMB * VWN) == 0", {"MDIMC", "NDIMC", "NWG", "NDIMB", "VWN"},
+                [=](const Config& c) {
+                  return threads(c) % c.at("NDIMB") == 0 && c.at("NWG") % (c.at("NDIMB") * c.at("VWN")) == 0;
+                });
+    s.constrain("KWG % (KDIMA * VWM) == 0 && KWG % KDIMB == 0 (KDIMA = MDIMC * NDIMC / MDIMA, KDIMB = ... / NDIMB)",
+                {"MDIMC", "NDIMC", "MDIMA", "NDIMB", "KWG", "VWM"}, [=](const Config& c) {
+                  const auto kdima = threads(c) / c.at("MDIMA"), kdimb = threads(c) / c.at("NDIMB");
+                  return c.at("KWG") % (kdima * c.at("VWM")) == 0 && c.at("KWG") % kdimb == 0;
+                });
+    s.constrain("KWG % KWI == 0", {"KWG", "KWI"}, [](const Config& c) { return c.at("KWG") % c.at("KWI") == 0; });
+    s.constrain("(SA * MWG * KWG + SB * KWG * NWG) * " + std::to_string(elem) + " <= " + limit_text("local memory", local),
+                {"SA", "SB", "MWG", "NWG", "KWG"}, [=](const Config& c) {
+                  return (c.at("SA") * c.at("MWG") * c.at("KWG") + c.at("SB") * c.at("KWG") * c.at("NWG")) * elem <= local;
+                });
+    return s;
+  }
+  // 4 x 8 of C per work-item, 8 x 8 work-items; tiles in local memory on a GPU, straight from
+  // global memory (through the caches) on a CPU.
+  Config preferred_config(const DeviceInfo& d, Precision) const override {
+    const ParamValue staged = d.has_feature("gpu") ? 1 : 0;
+    return {{"MWG", 32}, {"NWG", 64}, {"KWG", 32}, {"MDIMC", 8}, {"NDIMC", 8}, {"MDIMA", 8}, {"NDIMB", 8},
+            {"VWM", 4}, {"VWN", 8}, {"KWI", 2}, {"SA", staged}, {"SB", staged}};
+  }
+  LaunchShape shape(const Config& c, const Problem& p) const override {
+    const auto ndimc = c.at("NDIMC"), mdimc = c.at("MDIMC");
+    const std::size_t groups_n = round_up(p.n, c.at("NWG")) / static_cast<std::size_t>(c.at("NWG"));
+    const std::size_t groups_m = round_up(p.m, c.at("MWG")) / static_cast<std::size_t>(c.at("MWG"));
+    return {{groups_n * static_cast<std::size_t>(ndimc), groups_m * static_cast<std::size_t>(mdimc)},
+            {static_cast<std::size_t>(ndimc), static_cast<std::size_t>(mdimc)}};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_naive() { return std::make_unique<Naive>(); }
+std::unique_ptr<Kernel> make_local_tiled() { return std::make_unique<LocalTiled>(); }
+std::unique_ptr<Kernel> make_register_tiled() { return std::make_unique<RegisterTiled>(); }
+
+}  // namespace gemmlab::opencl
