@@ -9,10 +9,13 @@
 #include <cfloat>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -598,6 +601,27 @@ TEST(CliReplay, JsonReportsEveryStrategyAtTheBudgets) {
     EXPECT_TRUE(s.contains("name"));
     EXPECT_DOUBLE_EQ(s["fraction_of_optimum"]["6"].get<double>(), 1.0) << s.dump();
     EXPECT_TRUE(s.contains("evals_to_within_5pct"));
+  }
+}
+
+// The recorded Xgemm parameters as opencl/03_register_tiled's: CLBlast's M side is our N side.
+TEST(CliReplay, MappingTranslatesTheRecordsParametersAndBestConfiguration) {
+  const std::string record = std::string(GEMMLAB_SHARED_DATA) + "/kernel_tuner_gemm/RTX_3090.json.gz";
+  if (!std::ifstream(record)) GTEST_SKIP() << record << " is not here";
+  const CliResult r = run_cli("replay --record '" + record + "' --mapping --json");
+  ASSERT_EQ(r.status, 0) << r;
+  const json j = parse_json(r);
+  std::map<std::string, std::string> ours;
+  for (const auto& row : j["mapping"]) ours[row["record"].get<std::string>()] = row["ours"].get<std::string>();
+  EXPECT_EQ(ours["MWG"], "NWG");
+  EXPECT_EQ(ours["VWM"], "VWN");
+  EXPECT_EQ(ours["SA"], "SB");
+  EXPECT_EQ(ours["STRM"], "");
+  const json& best = j["best_as_03_register_tiled"];
+  ASSERT_TRUE(best.is_object() && best.contains("NWG") && best.contains("MDIMC")) << j.dump(2);
+  for (const auto& row : j["mapping"]) {
+    if (row["ours"].get<std::string>().empty() || row["ours"] == "precision") continue;
+    EXPECT_EQ(best[row["ours"].get<std::string>()], row["best_value"]) << row.dump();
   }
 }
 

@@ -57,11 +57,13 @@ class OpenClKernel : public Kernel {
 std::unique_ptr<Kernel> make_naive();            // 01_naive.cl
 std::unique_ptr<Kernel> make_local_tiled();      // 02_local_tiled.cl
 std::unique_ptr<Kernel> make_register_tiled();   // 03_register_tiled.cl
+std::unique_ptr<Kernel> make_interior_fast_path();  // 04_interior_fast_path.cl
 
 inline void register_kernels(Registry& r) {
   r.add_kernel(make_naive());
   r.add_kernel(make_local_tiled());
   r.add_kernel(make_register_tiled());
+  r.add_kernel(make_interior_fast_path());
 }
 
 }  // namespace gemmlab::opencl

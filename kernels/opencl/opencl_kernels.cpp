@@ -47,10 +47,10 @@ class LocalTiled final : public OpenClKernel {
   }
 };
 
+// 03 and 04 share their parameters, constraints and launch shape (04 differs only inside).
 class RegisterTiled final : public OpenClKernel {
  public:
-  RegisterTiled()
-      : OpenClKernel("03_register_tiled", "MWI x NWI of C per work-item in registers, vector loads, optional local tiles") {}
+  RegisterTiled(std::string name, std::string summary) : OpenClKernel(std::move(name), std::move(summary)) {}
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
     const std::int64_t max_wg = max_work_group(d), local = local_bytes(d);
     const auto elem = static_cast<std::int64_t>(element_size(precision));
@@ -111,6 +111,13 @@ class RegisterTiled final : public OpenClKernel {
 
 std::unique_ptr<Kernel> make_naive() { return std::make_unique<Naive>(); }
 std::unique_ptr<Kernel> make_local_tiled() { return std::make_unique<LocalTiled>(); }
-std::unique_ptr<Kernel> make_register_tiled() { return std::make_unique<RegisterTiled>(); }
+std::unique_ptr<Kernel> make_register_tiled() {
+  return std::make_unique<RegisterTiled>("03_register_tiled",
+                                         "MWI x NWI of C per work-item in registers, vector loads, optional local tiles");
+}
+std::unique_ptr<Kernel> make_interior_fast_path() {
+  return std::make_unique<RegisterTiled>("04_interior_fast_path",
+                                         "03 without bounds checks in the work-groups whose tile lies inside C");
+}
 
 }  // namespace gemmlab::opencl
