@@ -130,7 +130,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     options.early_abort_factor = o->early_abort;
     options.timeout_factor = o->timeout_factor;
     options.timeout_floor_s = o->timeout_floor;
-    if (!kernel.compile_targets().empty()) {  // compiled at run time: overlap compiling with timing
+    if (kernel.builds_at_run_time()) {  // overlap compiling with timing
       const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
       options.compile_threads = static_cast<std::size_t>(o->compile_threads >= 0 ? o->compile_threads : std::clamp(cores / 2, 1, 4));
       options.prepare_ahead = [&kernel, &device, &p](const Config& c) { kernel.prepare_ahead(device->info(), p.precision, c); };

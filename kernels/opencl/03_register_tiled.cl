@@ -4,27 +4,30 @@
 // Idea over 02: in 02 every product costs two local-memory reads. Here a work-item keeps MWI
 // values of A and NWI values of B in registers for each k and forms all MWI x NWI products with
 // them, so a loaded value is used MWI or NWI times. The work-group tile (MWG x NWG, KWG deep) is
-// loaded by all its work-items in a layout of their own (MDIMA x KDIMA for A, KDIMB x NDIMB for B),
-// either into local memory (SA, SB) or read straight from global memory where a cache serves it
-// as well (CPUs). B and C are read and written VWN elements at a time along N, A VWM at a time
-// along K (their contiguous directions).
+// loaded by all its work-items, either into local memory (SA, SB) or read straight from global
+// memory where a cache serves it as well (CPUs). B and C are read and written VWN elements at a
+// time along N, A VWM at a time along K (their contiguous directions).
 // Hardware: registers, vector loads (vloadn), local memory, barriers.
 // Parameters (the names of CLBlast's tuned GEMM; docs/opencl.md maps them to its records):
 //   MWG, NWG, KWG  work-group tile: rows of C, columns of C, depth per step;
 //   MDIMC, NDIMC   work-items along M and N computing (the work-group is NDIMC x MDIMC);
-//   MDIMA, NDIMB   work-items along M loading A, along N loading B (the rest along K);
 //   VWM, VWN       vector widths: A along K, B and C along N;
 //   SA, SB         stage the A / B tile in local memory (1) or read it from global memory (0);
 //   KWI            unroll factor of the loop over the tile's depth.
-// Constraints: MWG % MDIMC == 0, NWG % (NDIMC * VWN) == 0, MDIMA and NDIMB divide MDIMC * NDIMC,
-//   MWG % MDIMA == 0, KWG % (KDIMA * VWM) == 0, NWG % (NDIMB * VWN) == 0, KWG % KDIMB == 0,
-//   KWG % KWI == 0, the work-group within the device's limit, the staged tiles within local memory.
+// Constraints: MWG % MDIMC == 0, NWG % (NDIMC * VWN) == 0, KWG % (NDIMC * VWM) == 0,
+//   KWG % MDIMC == 0, KWG % KWI == 0, VWM == 1 unless SA, the work-group within the device's limit
+//   (and 1024), the staged tiles within local memory.
 
 #define MWI (MWG / MDIMC)
 #define NWI (NWG / NDIMC)
 #define NVI (NWI / VWN)  // vectors of C per work-item along N
-#define KDIMA ((MDIMC * NDIMC) / MDIMA)
-#define KDIMB ((MDIMC * NDIMC) / NDIMB)
+// The tiles are loaded with the work-items in their computing layout (CLBlast's MDIMA and NDIMB
+// are MDIMC and NDIMC here): A as MDIMC rows by NDIMC vectors along K, B as MDIMC rows (along K)
+// by NDIMC vectors along N.
+#define MDIMA MDIMC
+#define KDIMA NDIMC
+#define NDIMB NDIMC
+#define KDIMB MDIMC
 
 // Vectors of VWN elements (B, C) and of VWM elements (A).
 #if VWN == 1

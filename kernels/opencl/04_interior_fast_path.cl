@@ -8,14 +8,18 @@
 // loops are what a CPU OpenCL compiler vectorises across work-items and a GPU runs without
 // divergence.
 // Hardware: as 03 (registers, vector loads, local memory, barriers).
-// Parameters and constraints: as 03 (MWG, NWG, KWG, MDIMC, NDIMC, MDIMA, NDIMB, VWM, VWN, SA,
-// SB, KWI).
+// Parameters and constraints: as 03 (MWG, NWG, KWG, MDIMC, NDIMC, VWM, VWN, SA, SB, KWI).
 
 #define MWI (MWG / MDIMC)
 #define NWI (NWG / NDIMC)
 #define NVI (NWI / VWN)  // vectors of C per work-item along N
-#define KDIMA ((MDIMC * NDIMC) / MDIMA)
-#define KDIMB ((MDIMC * NDIMC) / NDIMB)
+// The tiles are loaded with the work-items in their computing layout (CLBlast's MDIMA and NDIMB
+// are MDIMC and NDIMC here): A as MDIMC rows by NDIMC vectors along K, B as MDIMC rows (along K)
+// by NDIMC vectors along N.
+#define MDIMA MDIMC
+#define KDIMA NDIMC
+#define NDIMB NDIMC
+#define KDIMB MDIMC
 
 // Vectors of VWN elements (B, C) and of VWM elements (A).
 #if VWN == 1

@@ -30,6 +30,7 @@ class OpenClKernel : public Kernel {
   Support supported(const DeviceInfo& device) const override;
   std::unique_ptr<Executable> prepare(Device& device, const Problem& problem, const Config& config) const final;
   void prepare_ahead(const DeviceInfo& device, Precision precision, const Config& config) const override;
+  bool builds_at_run_time() const override { return true; }
   std::string source_hash() const override;
   // The default when it is valid on this device, else the first valid configuration.
   Config default_config(const DeviceInfo& device, Precision precision) const final;

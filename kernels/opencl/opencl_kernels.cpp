@@ -52,7 +52,8 @@ class RegisterTiled final : public OpenClKernel {
  public:
   RegisterTiled(std::string name, std::string summary) : OpenClKernel(std::move(name), std::move(summary)) {}
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
-    const std::int64_t max_wg = max_work_group(d), local = local_bytes(d);
+    // Work-groups up to 1024 work-items (pocl allows 4096; no tile here needs more).
+    const std::int64_t max_wg = std::min<std::int64_t>(max_work_group(d), 1024), local = local_bytes(d);
     const auto elem = static_cast<std::int64_t>(element_size(precision));
     SearchSpace s;
     s.add("MWG", pow2_range(8, 128), "work-group tile rows (M)")
@@ -60,29 +61,25 @@ class RegisterTiled final : public OpenClKernel {
         .add("NWG", pow2_range(8, 128), "work-group tile columns (N)")
         .add("NDIMC", pow2_range(1, 32), "work-items along N computing")
         .add("VWN", pow2_range(1, 8), "vector width of B loads and C stores (along N)")
-        .add("MDIMA", pow2_range(1, 32), "work-items along M loading the A tile")
-        .add("NDIMB", pow2_range(1, 32), "work-items along N loading the B tile")
+        .add("SA", {0, 1}, "stage the A tile in local memory")
+        .add("SB", {0, 1}, "stage the B tile in local memory")
         .add("KWG", pow2_range(8, 64), "depth of a tile step (K)")
         .add("VWM", pow2_range(1, 8), "vector width of A loads (along K)")
-        .add("KWI", pow2_range(1, 8), "unroll factor of the loop over KWG")
-        .add("SA", {0, 1}, "stage the A tile in local memory")
-        .add("SB", {0, 1}, "stage the B tile in local memory");
+        .add("KWI", pow2_range(1, 8), "unroll factor of the loop over KWG");
     auto threads = [](const Config& c) { return c.at("MDIMC") * c.at("NDIMC"); };
     s.constrain("MWG % MDIMC == 0", {"MWG", "MDIMC"}, [](const Config& c) { return c.at("MWG") % c.at("MDIMC") == 0; });
     s.constrain("NWG % (NDIMC * VWN) == 0", {"NWG", "NDIMC", "VWN"},
                 [](const Config& c) { return c.at("NWG") % (c.at("NDIMC") * c.at("VWN")) == 0; });
     s.constrain("MDIMC * NDIMC <= " + limit_text("max work-group size", max_wg), {"MDIMC", "NDIMC"},
                 [=](const Config& c) { return threads(c) <= max_wg; });
-    s.constrain("(MDIMC * NDIMC) % MDIMA == 0 && MWG % MDIMA == 0", {"MDIMC", "NDIMC", "MWG", "MDIMA"},
-                [=](const Config& c) { return threads(c) % c.at("MDIMA") == 0 && c.at("MWG") % c.at("MDIMA") == 0; });
-    s.constrain("(MDIMC * NDIMC) % NDIMB == 0 && NWG % (NDIMB * VWN) == 0", {"MDIMC", "NDIMC", "NWG", "NDIMB", "VWN"},
-                [=](const Config& c) {
-                  return threads(c) % c.at("NDIMB") == 0 && c.at("NWG") % (c.at("NDIMB") * c.at("VWN")) == 0;
-                });
-    s.constrain("KWG % (KDIMA * VWM) == 0 && KWG % KDIMB == 0 (KDIMA = MDIMC * NDIMC / MDIMA, KDIMB = ... / NDIMB)",
-                {"MDIMC", "NDIMC", "MDIMA", "NDIMB", "KWG", "VWM"}, [=](const Config& c) {
-                  const auto kdima = threads(c) / c.at("MDIMA"), kdimb = threads(c) / c.at("NDIMB");
-                  return c.at("KWG") % (kdima * c.at("VWM")) == 0 && c.at("KWG") % kdimb == 0;
+    // A's vector width only matters for a staged A tile: otherwise it is 1, so that the space
+    // holds no two configurations that build the same kernel.
+    s.constrain("SA == 1 || VWM == 1", {"SA", "VWM"}, [](const Config& c) { return c.at("SA") == 1 || c.at("VWM") == 1; });
+    // The tiles are loaded with the work-items in their computing layout: A as MDIMC rows by NDIMC
+    // vectors along K, B as MDIMC rows along K by NDIMC vectors along N.
+    s.constrain("KWG % (NDIMC * VWM) == 0 && KWG % MDIMC == 0", {"MDIMC", "NDIMC", "KWG", "VWM"},
+                [](const Config& c) {
+                  return c.at("KWG") % (c.at("NDIMC") * c.at("VWM")) == 0 && c.at("KWG") % c.at("MDIMC") == 0;
                 });
     s.constrain("KWG % KWI == 0", {"KWG", "KWI"}, [](const Config& c) { return c.at("KWG") % c.at("KWI") == 0; });
     s.constrain("(SA * MWG * KWG + SB * KWG * NWG) * " + std::to_string(elem) + " <= " + limit_text("local memory", local),
@@ -95,8 +92,8 @@ class RegisterTiled final : public OpenClKernel {
   // global memory (through the caches) on a CPU.
   Config preferred_config(const DeviceInfo& d, Precision) const override {
     const ParamValue staged = d.has_feature("gpu") ? 1 : 0;
-    return {{"MWG", 32}, {"NWG", 64}, {"KWG", 32}, {"MDIMC", 8}, {"NDIMC", 8}, {"MDIMA", 8}, {"NDIMB", 8},
-            {"VWM", 4}, {"VWN", 8}, {"KWI", 2}, {"SA", staged}, {"SB", staged}};
+    return {{"MWG", 32}, {"NWG", 64}, {"KWG", 32}, {"MDIMC", 8}, {"NDIMC", 8}, {"VWM", staged ? 4 : 1},
+            {"VWN", 8}, {"KWI", 2}, {"SA", staged}, {"SB", staged}};
   }
   LaunchShape shape(const Config& c, const Problem& p) const override {
     const auto ndimc = c.at("NDIMC"), mdimc = c.at("MDIMC");

@@ -82,6 +82,9 @@ class Kernel {
   // likely to be prepared soon (compiling it), so that the tuner can overlap it with timing
   // another one. Failures are left for prepare() to report. Kernels built ahead of time: nothing.
   virtual void prepare_ahead(const DeviceInfo&, Precision, const Config&) const {}
+  // Whether prepare() compiles (so prepare_ahead is worth threads): kernels with compile targets
+  // (CUDA), and those a device's driver builds (OpenCL).
+  virtual bool builds_at_run_time() const { return !compile_targets().empty(); }
   // Kernels compiled at run time (CUDA, ...) can be compiled without a device: the targets, and
   // compile_only(), which throws ConfigError (with the compiler's log) for a configuration that
   // does not compile. Kernels compiled ahead of time have no targets.
