@@ -9,6 +9,7 @@ packages=(
   libopenblas-dev libblis-dev
   libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev zlib1g-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
+  hipcc libamdhip64-dev
 )
 
 missing=()
