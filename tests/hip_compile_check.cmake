@@ -2,6 +2,7 @@
 # each kernel's default configuration (from `gemmlab kernels --backend cuda --json`), through
 # kernels/hip/hip_portability.hpp: one source for both vendors. A kernel that does not compile, or
 # uses scratch memory (private segment > 0), fails; the VGPR, SGPR and LDS use of each is printed.
+# Then the AMD-only matrix-core kernel (kernels/hip/09_mfma.hip) must contain v_mfma instructions.
 #   cmake -DGEMMLAB=... -DHIPCC=... -DTARGETS=gfx90a;gfx940 -DSOURCE_DIR=... -DWORK_DIR=...
 #         -P hip_compile_check.cmake
 if(NOT HIPCC)
@@ -61,4 +62,31 @@ endforeach()
 if(checked EQUAL 0)
   message(FATAL_ERROR "no SIMT kernel was checked")
 endif()
+
+# The matrix-core kernel for CDNA: it must compile to v_mfma instructions, without scratch.
+foreach(target IN LISTS TARGETS)
+  set(out ${WORK_DIR}/09_mfma-${target}.s)
+  execute_process(COMMAND ${HIPCC} --offload-arch=${target} --cuda-device-only -O3 -S -x hip
+                          -I${SOURCE_DIR}/kernels/hip -DWAVES_M=2 -DWAVES_N=2 -DBLOCKS_M=2 -DBLOCKS_N=2
+                          ${SOURCE_DIR}/kernels/hip/09_mfma.hip -o ${out}
+                  RESULT_VARIABLE compiled ERROR_VARIABLE errors)
+  if(NOT compiled EQUAL 0)
+    message(FATAL_ERROR "09_mfma does not compile for ${target}:\n${errors}")
+  endif()
+  file(READ ${out} isa)
+  string(REGEX MATCHALL "v_mfma_f32_32x32x8_?f16" mfma "${isa}")
+  list(LENGTH mfma instructions)
+  foreach(field vgpr_count agpr_count sgpr_count group_segment_fixed_size private_segment_fixed_size)
+    string(REGEX MATCH "\\.${field}: +([0-9]+)" match "${isa}")
+    set(${field} "${CMAKE_MATCH_1}")
+  endforeach()
+  message("09_mfma ${target}: ${instructions} v_mfma_f32_32x32x8f16, ${vgpr_count} VGPRs, ${agpr_count} AGPRs, "
+          "${sgpr_count} SGPRs, ${private_segment_fixed_size} bytes scratch")
+  if(instructions EQUAL 0)
+    message(FATAL_ERROR "09_mfma for ${target} contains no v_mfma instruction")
+  endif()
+  if(private_segment_fixed_size STREQUAL "" OR NOT private_segment_fixed_size EQUAL 0)
+    message(FATAL_ERROR "09_mfma for ${target} uses scratch memory (${private_segment_fixed_size} bytes)")
+  endif()
+endforeach()
 message("${checked} kernel/target pairs compiled as HIP without scratch")
