@@ -45,11 +45,13 @@ void add_devices_command(CLI::App& app, Outcome&) {
                    d.gpu->compute_capability / 10, d.gpu->compute_capability % 10, d.gpu->multiprocessors,
                    d.gpu->shared_bytes_per_block / 1024, d.gpu->shared_bytes_per_block_optin / 1024,
                    d.gpu->shared_bytes_per_sm / 1024, d.gpu->registers_per_sm, d.gpu->l2_bytes >> 20);
-      if (d.measured)
-        fmt::print("  measured: FMA {:.1f} GFLOP/s fp32 ({:.1f} on one core), {:.1f} fp64; "
-                   "triad {:.1f} GB/s\n",
-                   d.measured->fma_gflops_fp32, d.measured->fma_gflops_fp32_one_core,
-                   d.measured->fma_gflops_fp64, d.measured->triad_gb_per_s);
+      if (d.measured) {
+        // A ceiling a backend does not measure is 0, and is left out rather than shown as 0.
+        const MeasuredCeilings& m = *d.measured;
+        fmt::print("  measured: FMA {:.1f} GFLOP/s fp32{}{}; triad {:.1f} GB/s\n", m.fma_gflops_fp32,
+                   m.fma_gflops_fp32_one_core > 0 ? fmt::format(" ({:.1f} on one core)", m.fma_gflops_fp32_one_core) : "",
+                   m.fma_gflops_fp64 > 0 ? fmt::format(", {:.1f} fp64", m.fma_gflops_fp64) : "", m.triad_gb_per_s);
+      }
     }
   });
 }

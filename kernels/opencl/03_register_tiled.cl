@@ -7,7 +7,8 @@
 // loaded by all its work-items, either into local memory (SA, SB) or read straight from global
 // memory where a cache serves it as well (CPUs). B and C are read and written VWN elements at a
 // time along N, A VWM at a time along K (their contiguous directions).
-// Hardware: registers, vector loads (vloadn), local memory, barriers.
+// Hardware: registers, vector loads (vloadn; realN, LOADN, load_b: vector_access.clh), local
+// memory, barriers.
 // Parameters (the names of CLBlast's tuned GEMM; docs/opencl.md maps them to its records):
 //   MWG, NWG, KWG  work-group tile: rows of C, columns of C, depth per step;
 //   MDIMC, NDIMC   work-items along M and N computing (the work-group is NDIMC x MDIMC);
@@ -28,50 +29,6 @@
 #define KDIMA NDIMC
 #define NDIMB NDIMC
 #define KDIMB MDIMC
-
-// Vectors of VWN elements (B, C) and of VWM elements (A).
-#if VWN == 1
-typedef REAL realN;
-#define LOADN(i, p) (p)[i]
-#define STOREN(v, i, p) ((p)[i] = (v))
-#elif VWN == 2
-typedef REAL2 realN;
-#define LOADN(i, p) vload2(i, p)
-#define STOREN(v, i, p) vstore2(v, i, p)
-#elif VWN == 4
-typedef REAL4 realN;
-#define LOADN(i, p) vload4(i, p)
-#define STOREN(v, i, p) vstore4(v, i, p)
-#elif VWN == 8
-typedef REAL8 realN;
-#define LOADN(i, p) vload8(i, p)
-#define STOREN(v, i, p) vstore8(v, i, p)
-#endif
-#if VWM == 1
-typedef REAL realM;
-#define LOADM(i, p) (p)[i]
-#define STOREM(v, i, p) ((p)[i] = (v))
-#elif VWM == 2
-typedef REAL2 realM;
-#define LOADM(i, p) vload2(i, p)
-#define STOREM(v, i, p) vstore2(v, i, p)
-#elif VWM == 4
-typedef REAL4 realM;
-#define LOADM(i, p) vload4(i, p)
-#define STOREM(v, i, p) vstore4(v, i, p)
-#elif VWM == 8
-typedef REAL8 realM;
-#define LOADM(i, p) vload8(i, p)
-#define STOREM(v, i, p) vstore8(v, i, p)
-#endif
-
-// VWN elements of row k of B from column n on; zeros outside B.
-inline realN load_b(__global const REAL* B, int ldb, int K, int N, int k, int n) {
-  if (k < K && n + VWN <= N) return LOADN(0, B + k * ldb + n);
-  REAL v[VWN];
-  for (int e = 0; e < VWN; ++e) v[e] = k < K && n + e < N ? B[k * ldb + n + e] : 0;
-  return LOADN(0, v);
-}
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
 void gemm(const int M, const int N, const int K, const REAL alpha, const REAL beta,

@@ -21,50 +21,6 @@
 #define NDIMB NDIMC
 #define KDIMB MDIMC
 
-// Vectors of VWN elements (B, C) and of VWM elements (A).
-#if VWN == 1
-typedef REAL realN;
-#define LOADN(i, p) (p)[i]
-#define STOREN(v, i, p) ((p)[i] = (v))
-#elif VWN == 2
-typedef REAL2 realN;
-#define LOADN(i, p) vload2(i, p)
-#define STOREN(v, i, p) vstore2(v, i, p)
-#elif VWN == 4
-typedef REAL4 realN;
-#define LOADN(i, p) vload4(i, p)
-#define STOREN(v, i, p) vstore4(v, i, p)
-#elif VWN == 8
-typedef REAL8 realN;
-#define LOADN(i, p) vload8(i, p)
-#define STOREN(v, i, p) vstore8(v, i, p)
-#endif
-#if VWM == 1
-typedef REAL realM;
-#define LOADM(i, p) (p)[i]
-#define STOREM(v, i, p) ((p)[i] = (v))
-#elif VWM == 2
-typedef REAL2 realM;
-#define LOADM(i, p) vload2(i, p)
-#define STOREM(v, i, p) vstore2(v, i, p)
-#elif VWM == 4
-typedef REAL4 realM;
-#define LOADM(i, p) vload4(i, p)
-#define STOREM(v, i, p) vstore4(v, i, p)
-#elif VWM == 8
-typedef REAL8 realM;
-#define LOADM(i, p) vload8(i, p)
-#define STOREM(v, i, p) vstore8(v, i, p)
-#endif
-
-// VWN elements of row k of B from column n on; zeros outside B.
-inline realN load_b(__global const REAL* B, int ldb, int K, int N, int k, int n) {
-  if (k < K && n + VWN <= N) return LOADN(0, B + k * ldb + n);
-  REAL v[VWN];
-  for (int e = 0; e < VWN; ++e) v[e] = k < K && n + e < N ? B[k * ldb + n + e] : 0;
-  return LOADN(0, v);
-}
-
 // The same without checks, for a vector known to lie inside B.
 inline realN load_b_inside(__global const REAL* B, int ldb, int k, int n) { return LOADN(0, B + k * ldb + n); }
 

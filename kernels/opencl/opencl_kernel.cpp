@@ -32,6 +32,9 @@ std::string OpenClKernel::source(Precision precision) const {
   const std::string real = precision == Precision::fp64 ? "double" : "float";
   std::string prelude = precision == Precision::fp64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "";
   prelude += "#define REAL " + real + "\n#define REAL2 " + real + "2\n#define REAL4 " + real + "4\n#define REAL8 " + real + "8\n";
+  // The shared headers (vector_access.clh), then the kernel.
+  for (const auto& [file, embedded] : embedded_files())
+    if (file.ends_with(".clh")) prelude += std::string(embedded.text) + "\n";
   return prelude + std::string(found->second.text);
 }
 

@@ -19,7 +19,8 @@ struct CacheLevel {
   int shared_by_cores = 1;
 };
 
-// Ceilings measured on the device itself, to compare kernels with what the hardware really gives.
+// Ceilings measured on the device itself, to compare kernels with what the hardware really gives;
+// 0 where a backend does not measure one.
 struct MeasuredCeilings {
   double fma_gflops_fp32 = 0;   // all cores
   double fma_gflops_fp64 = 0;
