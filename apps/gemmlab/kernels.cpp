@@ -6,6 +6,34 @@
 
 namespace gemmlab::cli {
 
+namespace {
+// What compiling each precision's default configuration for each target gave (the build compiled
+// them ahead of time, so the module cache answers).
+nlohmann::json target_reports(const Kernel& k) {
+  nlohmann::json targets = nlohmann::json::array();
+  for (const CompileTarget& target : k.compile_targets())
+    for (Precision p : k.precisions()) {
+      nlohmann::json t = {{"target", target.name}, {"precision", to_string(p)}};
+      try {
+        const Config config = k.default_config(target.device, p);
+        const CompileReport r = k.compile_only(target, p, config);
+        t["params"] = config;
+        t["vgprs"] = r.registers;
+        t["agprs"] = r.accumulation_registers;
+        t["sgprs"] = r.scalar_registers;
+        t["lds_bytes"] = r.shared_bytes;
+        t["scratch_bytes"] = r.spill_bytes;
+        t["matrix_instructions"] = r.matrix_instructions;
+        t["instruction_classes"] = r.instruction_classes;
+      } catch (const std::exception& e) {
+        t["error"] = e.what();
+      }
+      targets.push_back(std::move(t));
+    }
+  return targets;
+}
+}  // namespace
+
 void add_kernels_command(CLI::App& app, Outcome&) {
   struct Options {
     bool json = false;
@@ -41,6 +69,7 @@ void add_kernels_command(CLI::App& app, Outcome&) {
       entry["default_config"] = k->default_config(info, shown);
       entry["supported"] = support.ok;
       entry["unsupported_reason"] = support.reason;
+      if (k->compiled_ahead_of_time()) entry["targets"] = target_reports(*k);
       list.push_back(entry);
     }
     if (options->json) return print_json({{"kernels", list}});
@@ -55,6 +84,21 @@ void add_kernels_command(CLI::App& app, Outcome&) {
                    p["help"].get<std::string>(), k["default_config"][p["name"].get<std::string>()].dump());
       }
       for (const auto& c : k["constraints"]) fmt::print("    where {}\n", c.get<std::string>());
+      if (k.contains("targets"))
+        for (const auto& t : k["targets"]) {
+          if (t.contains("error")) {
+            fmt::print("    {} {}: {}\n", t["target"].get<std::string>(), t["precision"].get<std::string>(),
+                       t["error"].get<std::string>());
+            continue;
+          }
+          std::string matrix;
+          for (const auto& [mnemonic, count] : t["matrix_instructions"].items())
+            matrix += fmt::format(", {} {}", count.get<int>(), mnemonic);
+          fmt::print("    {} {}: {} VGPRs, {} AGPRs, {} SGPRs, {} bytes LDS, {} bytes scratch{}\n",
+                     t["target"].get<std::string>(), t["precision"].get<std::string>(), t["vgprs"].get<int>(),
+                     t["agprs"].get<int>(), t["sgprs"].get<int>(), t["lds_bytes"].get<std::int64_t>(),
+                     t["scratch_bytes"].get<std::int64_t>(), matrix);
+        }
       if (!k["parameters"].empty())
         fmt::print("    space: {} configurations, {} valid\n", k["raw_size"].get<double>(),
                    k["valid_size"].get<std::size_t>());

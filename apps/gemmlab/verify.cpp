@@ -34,6 +34,12 @@ void compile_only(const std::vector<const Kernel*>& kernels, const std::vector<P
         j["shared_limit"] = c.report.shared_limit;
         j["spill_bytes"] = c.report.spill_bytes;
         j["stack_bytes"] = c.report.stack_bytes;
+        if (c.report.scalar_registers > 0) j["scalar_registers"] = c.report.scalar_registers;
+        if (c.report.accumulation_registers > 0) j["accumulation_registers"] = c.report.accumulation_registers;
+        if (!c.report.instruction_classes.empty()) {
+          j["matrix_instructions"] = c.report.matrix_instructions;
+          j["instruction_classes"] = c.report.instruction_classes;
+        }
       }
       if (!json && c.status != "passed")
         fmt::print("{:<11} {}/{} {} {} [{}] {}\n", c.status, c.backend, c.kernel, c.report.target,

@@ -133,26 +133,18 @@ class CudaExecutable final : public Executable {
   void run(const Operands& o) override {
     const Problem& p = problem_;
     if (p.m == 0 || p.n == 0) return;  // nothing to compute: no launch (a grid cannot be empty)
-    int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
-    int lda = static_cast<int>(p.lda), ldb = static_cast<int>(p.ldb), ldc = static_cast<int>(p.ldc);
-    const void* a = o.a;
-    const void* b = o.b;
-    void* c = o.c;
-    double alpha64 = p.alpha, beta64 = p.beta;
-    float alpha32 = static_cast<float>(p.alpha), beta32 = static_cast<float>(p.beta);
-    void* alpha = p.precision == Precision::fp64 ? static_cast<void*>(&alpha64) : static_cast<void*>(&alpha32);
-    void* beta = p.precision == Precision::fp64 ? static_cast<void*>(&beta64) : static_cast<void*>(&beta32);
+    GemmArguments g(p, o);
     CUtensorMap a_map{}, b_map{};
     if (spec_.tensor_maps) {
-      a = stage(a_, a, p.m, p.k);
-      b = stage(b_, b, p.k, p.n);
-      lda = static_cast<int>(a_.ld);
-      ldb = static_cast<int>(b_.ld);
+      g.a = stage(a_, g.a, p.m, p.k);
+      g.b = stage(b_, g.b, p.k, p.n);
+      g.lda = static_cast<int>(a_.ld);
+      g.ldb = static_cast<int>(b_.ld);
       const TensorMapBoxes boxes = spec_.tensor_maps(config_);
-      a_map = tensor_map(a, p.precision, a_.rows, a_.cols, a_.ld, boxes.a_rows, boxes.a_cols, boxes.swizzle_128b);
-      b_map = tensor_map(b, p.precision, b_.rows, b_.cols, b_.ld, boxes.b_rows, boxes.b_cols, boxes.swizzle_128b);
+      a_map = tensor_map(g.a, p.precision, a_.rows, a_.cols, a_.ld, boxes.a_rows, boxes.a_cols, boxes.swizzle_128b);
+      b_map = tensor_map(g.b, p.precision, b_.rows, b_.cols, b_.ld, boxes.b_rows, boxes.b_cols, boxes.swizzle_128b);
     }
-    std::vector<void*> args = {&m, &n, &k, alpha, &a, &lda, &b, &ldb, beta, &c, &ldc};
+    std::vector<void*> args = g.pointers();
     if (spec_.tensor_maps) {
       args.push_back(&a_map);
       args.push_back(&b_map);

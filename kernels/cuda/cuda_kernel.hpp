@@ -68,6 +68,33 @@ struct CudaKernelSpec {
 
 std::unique_ptr<Kernel> make_cuda_kernel(CudaKernelSpec spec);
 
+// The contract's fixed arguments of one launch, held where a launch API can take their addresses
+// (CUDA's and HIP's both want an array of pointers to the arguments, in order). Not copyable: the
+// pointers refer to its members.
+struct GemmArguments {
+  int m, n, k, lda, ldb, ldc;
+  const void* a;
+  const void* b;
+  void* c;
+  double alpha64, beta64;  // fp64 problems
+  float alpha32, beta32;   // every other precision: fp32 alpha, beta and C
+  bool fp64;
+
+  GemmArguments(const Problem& p, const Operands& o)
+      : m(static_cast<int>(p.m)), n(static_cast<int>(p.n)), k(static_cast<int>(p.k)), lda(static_cast<int>(p.lda)),
+        ldb(static_cast<int>(p.ldb)), ldc(static_cast<int>(p.ldc)), a(o.a), b(o.b), c(o.c), alpha64(p.alpha),
+        beta64(p.beta), alpha32(static_cast<float>(p.alpha)), beta32(static_cast<float>(p.beta)),
+        fp64(p.precision == Precision::fp64) {}
+  GemmArguments(const GemmArguments&) = delete;
+  GemmArguments& operator=(const GemmArguments&) = delete;
+
+  std::vector<void*> pointers() {
+    void* alpha = fp64 ? static_cast<void*>(&alpha64) : static_cast<void*>(&alpha32);
+    void* beta = fp64 ? static_cast<void*>(&beta64) : static_cast<void*>(&beta32);
+    return {&m, &n, &k, alpha, &a, &lda, &b, &ldb, beta, &c, &ldc};
+  }
+};
+
 // The kernel files embedded in the program, by file name: the kernels ("05_2d_register_tiled.cu")
 // and the device headers they include ("hopper_primitives.cuh"), which NVRTC receives with every
 // program. The hash covers the file, the device headers and the host code that launches it.

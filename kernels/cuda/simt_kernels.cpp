@@ -48,6 +48,11 @@ void constrain_registers(SearchSpace& s, const GpuLimits& gpu, const std::string
       "V = " + values_text +
           " <= 128 (32-bit registers a thread keeps: accumulators, operands, its share of a tile copy)",
       uses, [=](const Config& c) { return threads(c) > 0 && values(c) <= 128; });
+  // A target whose compiler gives a thread fewer registers than this bound implies (AMD RDNA3
+  // with hipcc 5.2: 128) needs its own per-thread limit.
+  if (gpu.max_registers_per_thread < estimated_registers(128))
+    s.constrain("3*V/2 + 16 <= " + to_string(gpu.max_registers_per_thread) + " (registers per thread, estimated)",
+                uses, [=](const Config& c) { return estimated_registers(values(c)) <= gpu.max_registers_per_thread; });
   s.constrain(threads_text + " * (3*V/2 + 16) <= " + to_string(gpu.registers_per_block) +
                   " (registers per block, estimated)",
               uses, [=](const Config& c) {
@@ -70,8 +75,8 @@ SearchSpace one_thread_per_element_space(const GpuLimits& gpu) {
   return s;
 }
 
-void add_naive(Registry& r) {
-  r.add_kernel(make_cuda_kernel({
+CudaKernelSpec naive() {
+  return {
       .name = "01_naive",
       .summary = "one thread per element of C, threads of a warp along M (uncoalesced)",
       .precisions = {Precision::fp32, Precision::fp64},
@@ -86,11 +91,11 @@ void add_naive(Registry& r) {
             return Launch{.grid = grid_2d(ceil_div(p.m, b), ceil_div(p.n, b)),
                           .block = {unsigned(b), unsigned(b), 1}};
           },
-  }));
+  };
 }
 
-void add_coalesced(Registry& r) {
-  r.add_kernel(make_cuda_kernel({
+CudaKernelSpec coalesced() {
+  return {
       .name = "02_coalesced",
       .summary = "01 with the threads of a warp along N: loads of B and stores of C coalesce",
       .precisions = {Precision::fp32, Precision::fp64},
@@ -103,7 +108,7 @@ void add_coalesced(Registry& r) {
             const auto b = c.at("BLOCK");
             return Launch{.grid = tile_grid(p, b, b), .block = {unsigned(b), unsigned(b), 1}};
           },
-  }));
+  };
 }
 
 // ---- 03_smem_tiled ---------------------------------------------------------------------------
@@ -122,8 +127,8 @@ SearchSpace smem_tiled_space(const GpuLimits& gpu, Precision precision) {
   return s;
 }
 
-void add_smem_tiled(Registry& r) {
-  r.add_kernel(make_cuda_kernel({
+CudaKernelSpec smem_tiled() {
+  return {
       .name = "03_smem_tiled",
       .summary = "TILE x TILE tiles of A and B in shared memory, each element fetched once per block",
       .precisions = {Precision::fp32, Precision::fp64},
@@ -136,7 +141,7 @@ void add_smem_tiled(Registry& r) {
             const auto t = c.at("TILE");
             return Launch{.grid = tile_grid(p, t, t), .block = {unsigned(t), unsigned(t), 1}};
           },
-  }));
+  };
 }
 
 // ---- 04_1d_register_tiled --------------------------------------------------------------------
@@ -176,8 +181,8 @@ SearchSpace register_tiled_1d_space(const GpuLimits& gpu, Precision precision) {
   return s;
 }
 
-void add_register_tiled_1d(Registry& r) {
-  r.add_kernel(make_cuda_kernel({
+CudaKernelSpec register_tiled_1d() {
+  return {
       .name = "04_1d_register_tiled",
       .summary = "each thread computes TM elements of a column of C in registers",
       .precisions = {Precision::fp32, Precision::fp64},
@@ -190,7 +195,7 @@ void add_register_tiled_1d(Registry& r) {
             return Launch{.grid = tile_grid(p, c.at("BM"), c.at("BN")),
                           .block = {unsigned(threads_04(c)), 1, 1}};
           },
-  }));
+  };
 }
 
 // ---- 05_2d_register_tiled and 06_vectorized: a TM x TN tile of C per thread -----------------
@@ -246,8 +251,8 @@ SearchSpace vectorized_space_06(const GpuLimits& gpu, Precision precision) {
   return register_tiled_2d_space(gpu, precision, pow2_range(4, 16), 4);
 }
 
-void add_register_tiled_2d(Registry& r) {
-  r.add_kernel(make_cuda_kernel({
+CudaKernelSpec register_tiled_2d() {
+  return {
       .name = "05_2d_register_tiled",
       .summary = "each thread computes a TM x TN tile of C as outer products from registers",
       .precisions = {Precision::fp32, Precision::fp64},
@@ -265,11 +270,11 @@ void add_register_tiled_2d(Registry& r) {
             return Launch{.grid = tile_grid(p, c.at("BM"), c.at("BN")),
                           .block = {unsigned(threads_05(c)), 1, 1}};
           },
-  }));
+  };
 }
 
-void add_vectorized(Registry& r) {
-  r.add_kernel(make_cuda_kernel({
+CudaKernelSpec vectorized() {
+  return {
       .name = "06_vectorized",
       .summary = "05 with float4 loads from global and shared memory, A transposed in shared memory",
       .precisions = {Precision::fp32},
@@ -284,7 +289,7 @@ void add_vectorized(Registry& r) {
             return Launch{.grid = tile_grid(p, c.at("BM"), c.at("BN")),
                           .block = {unsigned(threads_05(c)), 1, 1}};
           },
-  }));
+  };
 }
 
 // ---- 07_warp_tiled and 08_cp_async_pipeline: block, warp and thread tiles -------------------
@@ -375,8 +380,8 @@ SearchSpace warp_tiled_space(const GpuLimits& gpu, bool pipelined) {
 const Config warp_tiled_default{{"BM", 128}, {"BN", 128},   {"BK", 16}, {"WM", 64},
                                 {"WN", 32},  {"WNITER", 2}, {"TM", 8},  {"TN", 4}};
 
-void add_warp_tiled(Registry& r) {
-  r.add_kernel(make_cuda_kernel({
+CudaKernelSpec warp_tiled() {
+  return {
       .name = "07_warp_tiled",
       .summary = "06 with warp tiles: each warp owns a WM x WN tile of C, its lanes interleaved in it",
       .precisions = {Precision::fp32},
@@ -389,7 +394,7 @@ void add_warp_tiled(Registry& r) {
             return Launch{.grid = tile_grid(p, c.at("BM"), c.at("BN")),
                           .block = {unsigned(threads_07(c)), 1, 1}};
           },
-  }));
+  };
 }
 
 std::size_t pipeline_shared_bytes(const Config& c) {
@@ -397,8 +402,8 @@ std::size_t pipeline_shared_bytes(const Config& c) {
                                   4);
 }
 
-void add_cp_async_pipeline(Registry& r) {
-  r.add_kernel(make_cuda_kernel({
+CudaKernelSpec cp_async_pipeline() {
+  return {
       .name = "08_cp_async_pipeline",
       .summary = "07 fed by a STAGES-deep pipeline of asynchronous copies (cp.async) into shared memory",
       .precisions = {Precision::fp32},
@@ -417,20 +422,14 @@ void add_cp_async_pipeline(Registry& r) {
                           .block = {unsigned(threads_07(c)), 1, 1},
                           .shared_bytes = pipeline_shared_bytes(c)};
           },
-  }));
+  };
 }
 
 }  // namespace
 
-void register_simt_kernels(Registry& r) {
-  add_naive(r);
-  add_coalesced(r);
-  add_smem_tiled(r);
-  add_register_tiled_1d(r);
-  add_register_tiled_2d(r);
-  add_vectorized(r);
-  add_warp_tiled(r);
-  add_cp_async_pipeline(r);
+std::vector<CudaKernelSpec> simt_kernel_specs() {
+  return {naive(),         coalesced(), smem_tiled(), register_tiled_1d(), register_tiled_2d(),
+          vectorized(),    warp_tiled(), cp_async_pipeline()};
 }
 
 }  // namespace gemmlab::cuda

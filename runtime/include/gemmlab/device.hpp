@@ -40,6 +40,7 @@ struct GpuLimits {
   std::int64_t shared_bytes_per_sm = 0;
   int registers_per_block = 65536;
   int registers_per_sm = 65536;
+  int max_registers_per_thread = 255;  // what the compiler gives one thread (AMD: VGPRs per lane)
   std::int64_t l2_bytes = 0;
 };
 

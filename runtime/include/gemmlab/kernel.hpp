@@ -1,6 +1,7 @@
 // The kernel interface every backend's kernels implement, and the reference-library interface.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -41,12 +42,18 @@ class Executable {
 
 // What compiling one configuration for one target gave (kernels compiled at run time).
 struct CompileReport {
-  std::string target;             // "sm_90a"
-  int registers = 0;              // per thread
-  std::int64_t shared_bytes = 0;  // static + dynamic shared memory per block
+  std::string target;             // "sm_90a", "gfx90a"
+  int registers = 0;              // per thread (AMD: VGPRs per lane)
+  std::int64_t shared_bytes = 0;  // static + dynamic shared memory (LDS) per block
   std::int64_t shared_limit = 0;  // the most the target allows per block
-  std::int64_t spill_bytes = 0;   // spill stores + loads
+  std::int64_t spill_bytes = 0;   // spill stores + loads (AMD: scratch bytes per lane)
   std::int64_t stack_bytes = 0;
+  int scalar_registers = 0;        // AMD: SGPRs per wave
+  int accumulation_registers = 0;  // AMD CDNA: AGPRs per lane
+  // Where the listing is read (AMD): matrix-core instructions by mnemonic, and all instructions by
+  // class ("valu", "lds", "global_memory", ...).
+  std::map<std::string, int> matrix_instructions = {};
+  std::map<std::string, int> instruction_classes = {};
   std::string log;                // the compiler's report
 };
 
@@ -90,6 +97,9 @@ class Kernel {
   // does not compile. Kernels compiled ahead of time have no targets.
   virtual std::vector<CompileTarget> compile_targets() const { return {}; }
   virtual CompileReport compile_only(const CompileTarget& target, Precision precision, const Config& config) const;
+  // Kernels whose default configurations the build compiles for every compile target (HIP): their
+  // listing in `gemmlab kernels` includes what compiling them gave (registers, LDS, instructions).
+  virtual bool compiled_ahead_of_time() const { return false; }
   bool supports(Precision p) const;
 };
 
