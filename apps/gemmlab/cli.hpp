@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gemmlab/builtin.hpp"
+#include "gemmlab/evaluate.hpp"
 
 namespace gemmlab::cli {
 
@@ -31,11 +32,17 @@ void add_export_command(CLI::App& app, Outcome& outcome);
 void add_tune_command(CLI::App& app, Outcome& outcome);
 void add_worker_command(CLI::App& app, Outcome& outcome);
 void add_simulate_command(CLI::App& app, Outcome& outcome);
+void add_sweep_command(CLI::App& app, Outcome& outcome);
+void add_report_command(CLI::App& app, Outcome& outcome);
 
 // The kernels named by --backend / --kernel ("" = all); unknown names are UsageErrors.
 std::vector<const Kernel*> select_kernels(const std::string& backend, const std::string& kernel);
 
 void print_json(const nlohmann::json& document);
+
+// The power sampled during an evaluation: {"kernel": {watts, gflops_per_watt, temperature_c},
+// "reference": ...}, or null where the device reports none.
+nlohmann::json power_json(const Evaluation& e);
 
 // Adds constraints given as expressions (--constraint, and a file with one per line, `#` comments)
 // to `space`. A malformed expression or an unknown parameter name is a UsageError naming where it

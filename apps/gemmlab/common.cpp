@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli.hpp"
+#include "gemmlab/evaluate.hpp"
 #include "gemmlab/expression.hpp"
 
 namespace gemmlab::cli {
@@ -51,5 +52,16 @@ void add_user_constraints(SearchSpace& space, const std::vector<std::string>& ex
 }
 
 void print_json(const nlohmann::json& document) { std::cout << document.dump(2) << std::endl; }
+
+nlohmann::json power_json(const Evaluation& e) {
+  auto side = [](const std::optional<Timing>& t) -> nlohmann::json {
+    if (!t || !t->watts) return nullptr;
+    const auto per_watt = t->gflops_per_watt();  // none for a reading of 0 W
+    return {{"watts", *t->watts}, {"gflops_per_watt", per_watt ? nlohmann::json(*per_watt) : nlohmann::json()},
+            {"temperature_c", t->temperature_c ? nlohmann::json(*t->temperature_c) : nlohmann::json()}};
+  };
+  if (!(e.kernel && e.kernel->watts)) return nullptr;
+  return {{"kernel", side(e.kernel)}, {"reference", side(e.reference)}};
+}
 
 }  // namespace gemmlab::cli

@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   cli::add_replay_command(app, outcome);
   cli::add_export_command(app, outcome);
   cli::add_simulate_command(app, outcome);
+  cli::add_sweep_command(app, outcome);
+  cli::add_report_command(app, outcome);
   cli::add_worker_command(app, outcome);
   try {
     app.parse(argc, argv);

@@ -10,20 +10,6 @@
 
 namespace gemmlab::cli {
 
-namespace {
-// Watts, GFLOP/s per watt and the hottest temperature of each side, where the device reports
-// power (null otherwise).
-nlohmann::json power_json(const Evaluation& e) {
-  auto side = [](const std::optional<Timing>& t) -> nlohmann::json {
-    if (!t || !t->watts) return nullptr;
-    return {{"watts", *t->watts}, {"gflops_per_watt", *t->gflops_per_watt()},
-            {"temperature_c", t->temperature_c ? nlohmann::json(*t->temperature_c) : nlohmann::json()}};
-  };
-  if (!(e.kernel && e.kernel->watts)) return nullptr;
-  return {{"kernel", side(e.kernel)}, {"reference", side(e.reference)}};
-}
-}  // namespace
-
 void add_run_command(CLI::App& app, Outcome& outcome) {
   struct Options {
     std::string backend = "cpu", kernel, precision = "fp32", reference;

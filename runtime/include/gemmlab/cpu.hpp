@@ -2,7 +2,9 @@
 // cpuid, its measured ceilings, and OpenBLAS / BLIS as references.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,26 @@ DeviceInfo detect();
 MeasuredCeilings measure_ceilings(const DeviceInfo& info);
 
 std::unique_ptr<Backend> make_backend();
+
+// Package power from RAPL's energy counters under `root` (normally /sys/class/powercap; the
+// variable GEMMLAB_POWERCAP_ROOT replaces it): every package domain intel-rapl:N's energy_uj, in
+// microjoules, wrapping at max_energy_range_uj. watts() is the average power of all packages
+// since the previous reading (the first: since open()). open() gives nullptr where the counters
+// cannot be read (no RAPL, or a kernel that lets only root read them): power is then not measured.
+class RaplMeter {
+ public:
+  static std::unique_ptr<RaplMeter> open(const std::string& root);
+  std::optional<double> watts();
+
+ private:
+  struct Domain {
+    std::string energy_file;
+    double range_uj = 0;
+    double last_uj = 0;
+  };
+  std::vector<Domain> domains_;
+  std::chrono::steady_clock::time_point last_time_;
+};
 
 // A CBLAS library loaded at run time: "openblas" or "blis". Each is dlopen'ed privately
 // (RTLD_LOCAL), so both can live in one process although they export the same cblas_* symbols.

@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <cstring>
 
 #include "gemmlab/buffer.hpp"
@@ -9,7 +10,10 @@ namespace {
 
 class CpuDevice final : public Device {
  public:
-  CpuDevice() : info_(detect()) {}
+  CpuDevice() : info_(detect()) {
+    const char* root = std::getenv("GEMMLAB_POWERCAP_ROOT");
+    rapl_ = RaplMeter::open(root != nullptr && root[0] != '\0' ? root : "/sys/class/powercap");
+  }
   const DeviceInfo& info() const override { return info_; }
   std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
     return allocate_host_buffer(bytes);
@@ -23,9 +27,17 @@ class CpuDevice final : public Device {
   void synchronize() override {}
   double time_once(const std::function<void()>& launch) override { return wall_seconds(launch); }
   void measure_ceilings() override { info_.measured = cpu::measure_ceilings(info_); }
+  // RAPL package power, where the counters are readable: the average since the previous reading.
+  std::optional<PowerReading> read_power() override {
+    if (!rapl_) return std::nullopt;
+    const auto watts = rapl_->watts();
+    if (!watts) return std::nullopt;
+    return PowerReading{.watts = *watts, .temperature_c = std::nullopt};
+  }
 
  private:
   DeviceInfo info_;
+  std::unique_ptr<RaplMeter> rapl_;
 };
 
 class CpuBackend final : public Backend {
