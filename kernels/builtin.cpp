@@ -7,6 +7,10 @@
 #include "gemmlab/opencl.hpp"
 #include "opencl/opencl_kernel.hpp"
 #endif
+#if GEMMLAB_HAVE_KOKKOS
+#include "gemmlab/kokkos.hpp"
+#include "kokkos/kokkos_kernels.hpp"
+#endif
 #if GEMMLAB_HAVE_CUDA
 #include "cuda/cuda_kernels.hpp"
 #include "gemmlab/cuda.hpp"
@@ -26,6 +30,10 @@ void register_builtin(Registry& r) {
 #if GEMMLAB_HAVE_OPENCL
   r.add_backend(opencl::make_backend());
   opencl::register_kernels(r);
+#endif
+#if GEMMLAB_HAVE_KOKKOS
+  r.add_backend(kokkos::make_backend());
+  kokkos::register_kernels(r);
 #endif
   // A new backend adds one block here: its runtime backend and its kernel folder.
 }
