@@ -111,8 +111,8 @@ TEST(KokkosKernels, AConfigurationOutsideTheSpaceIsAConfigErrorNamingTheConstrai
   big["NT"] = 512;
   big["KT"] = 256;
   big["LEVEL"] = 0;
-  if ((256 * 256 + 256 * 512 + 256 * 512) * 8 > limit)
-    EXPECT_THROW_CONTAINING(scratch.prepare(*device, Problem::packed(8, 8, 8), big), ConfigError, {"scratch_size_max"});
+  ASSERT_GT((256 * 256 + 256 * 512 + 256 * 512) * 8, limit) << "level-0 scratch larger than any tile here";
+  EXPECT_THROW_CONTAINING(scratch.prepare(*device, Problem::packed(8, 8, 8), big), ConfigError, {"scratch_size_max"});
 }
 
 TEST(KokkosKernels, SourceHashesAreDistinctAndStable) {
