@@ -27,8 +27,10 @@ namespace {
 template <class Space, class T, int RM, int RN, class AView, class BView, class CView>
 struct RegisterBlockedGemm {
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
-  using Tile = Kokkos::View<T**, Kokkos::LayoutRight, typename Space::scratch_memory_space,
-                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  // The staged tiles are stored in the order the register blocks read them: A as MT/RM panels of
+  // KT x RM (the RM values of one step adjacent), B as NT/RN panels of KT x RN. A block then reads
+  // two sequential streams, and no two of its rows of B or A fall in the same cache set.
+  using Panels = Kokkos::View<T*, typename Space::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   AView a;
   BView b;
@@ -39,21 +41,21 @@ struct RegisterBlockedGemm {
   std::int64_t tiles_n = 0;
 
   static std::size_t scratch_bytes(int mt, int nt, int kt) {
-    return Tile::shmem_size(mt, kt) + Tile::shmem_size(kt, nt);
+    return Panels::shmem_size(static_cast<std::size_t>(mt) * kt) + Panels::shmem_size(static_cast<std::size_t>(kt) * nt);
   }
 
-  // acc += A_tile[rows of block rb][0:depth] * B_tile[0:depth][columns of block cb], then into C.
-  KOKKOS_INLINE_FUNCTION void block(const Tile& a_tile, const Tile& b_tile, const int rb, const int cb,
-                                    const int depth, const std::int64_t i0, const std::int64_t j0,
-                                    const bool first_step) const {
+  // acc = A panel rb [0:depth] * B panel cb [0:depth], then into C.
+  KOKKOS_INLINE_FUNCTION void block(const T* a_panel, const T* b_panel, const int rb, const int cb, const int depth,
+                                    const std::int64_t i0, const std::int64_t j0, const bool first_step) const {
     T acc[RM][RN];
     for (int r = 0; r < RM; ++r)
       for (int j = 0; j < RN; ++j) acc[r][j] = T(0);
     for (int q = 0; q < depth; ++q) {
-      const T* b_row = &b_tile(q, cb * RN);
+      const T* a_q = a_panel + q * RM;
+      const T* b_q = b_panel + q * RN;
       for (int r = 0; r < RM; ++r) {
-        const T a_rq = a_tile(rb * RM + r, q);
-        for (int j = 0; j < RN; ++j) acc[r][j] += a_rq * b_row[j];
+        const T a_rq = a_q[r];
+        for (int j = 0; j < RN; ++j) acc[r][j] += a_rq * b_q[j];
       }
     }
     const std::int64_t row0 = i0 + rb * RM, col0 = j0 + cb * RN;
@@ -85,42 +87,46 @@ struct RegisterBlockedGemm {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const std::int64_t i0 = team.league_rank() / tiles_n * mt;
     const std::int64_t j0 = team.league_rank() % tiles_n * nt;
-    Tile a_tile(team.team_scratch(level), mt, kt);
-    Tile b_tile(team.team_scratch(level), kt, nt);
+    Panels a_panels(team.team_scratch(level), static_cast<std::size_t>(mt) * kt);
+    Panels b_panels(team.team_scratch(level), static_cast<std::size_t>(kt) * nt);
+    T* const a_pack = a_panels.data();
+    T* const b_pack = b_panels.data();
     for (std::int64_t k0 = 0; k0 < k; k0 += kt) {
-      team.team_barrier();  // the previous step's tiles are no longer read
+      team.team_barrier();  // the previous step's panels are no longer read
       // Staging is a large share of the work when a tile row of B is staged for every row of
-      // tiles: tiles inside the matrices copy without bounds checks (contiguous loops the
+      // tiles: tiles inside the matrices copy without bounds checks (contiguous runs the
       // compiler vectorises), edge tiles zero-pad.
-      if (i0 + mt <= m && j0 + nt <= n && k0 + kt <= k) {
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, mt), [&](const int i) {
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kt),
-                               [&](const int q) { a_tile(i, q) = a(i0 + i, k0 + q); });
-        });
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kt), [&](const int q) {
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nt),
-                               [&](const int j) { b_tile(q, j) = b(k0 + q, j0 + j); });
-        });
-      } else {
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, mt), [&](const int i) {
+      const bool inside = i0 + mt <= m && j0 + nt <= n && k0 + kt <= k;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, mt), [&](const int i) {
+        T* a_row = a_pack + (static_cast<std::size_t>(i / RM) * kt) * RM + i % RM;
+        if (inside)
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kt), [&](const int q) { a_row[q * RM] = a(i0 + i, k0 + q); });
+        else
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kt), [&](const int q) {
-            a_tile(i, q) = i0 + i < m && k0 + q < k ? a(i0 + i, k0 + q) : T(0);
+            a_row[q * RM] = i0 + i < m && k0 + q < k ? a(i0 + i, k0 + q) : T(0);
           });
+      });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kt), [&](const int q) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nt / RN), [&](const int cb) {
+          T* b_run = b_pack + (static_cast<std::size_t>(cb) * kt + q) * RN;
+          const std::int64_t col0 = j0 + cb * RN;
+          if (inside) {
+            const T* from = &b(k0 + q, col0);
+            for (int j = 0; j < RN; ++j) b_run[j] = from[j];
+          } else {
+            for (int j = 0; j < RN; ++j) b_run[j] = k0 + q < k && col0 + j < n ? b(k0 + q, col0 + j) : T(0);
+          }
         });
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kt), [&](const int q) {
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nt), [&](const int j) {
-            b_tile(q, j) = k0 + q < k && j0 + j < n ? b(k0 + q, j0 + j) : T(0);
-          });
-        });
-      }
-      team.team_barrier();  // the tiles are complete
+      });
+      team.team_barrier();  // the panels are complete
       // The last step may be shallower than KT: only its valid depth is multiplied.
       const int depth = static_cast<int>(k - k0 < kt ? k - k0 : kt);
       const bool first_step = k0 == 0;
       // Each (thread, lane) pair owns the same blocks of C in every step: no race on C.
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, mt / RM), [&](const int rb) {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nt / RN), [&](const int cb) {
-          block(a_tile, b_tile, rb, cb, depth, i0, j0, first_step);
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nt / RN), [&](const int cb) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, mt / RM), [&](const int rb) {
+          block(a_pack + static_cast<std::size_t>(rb) * kt * RM, b_pack + static_cast<std::size_t>(cb) * kt * RN, rb, cb,
+                depth, i0, j0, first_step);
         });
       });
     }
