@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <mutex>
 
 #include "gemmlab/cpu.hpp"
@@ -246,12 +247,19 @@ auto strided_view(T* data, std::int64_t rows, std::int64_t cols, std::int64_t ld
                                  static_cast<std::size_t>(cols), 1));
 }
 
-// The library that defines a symbol in this process, or "" where none does.
+// The library that defines a symbol in this process (its real file: Debian's libblas.so.3 is an
+// alternatives link), or "" where none does; with OpenBLAS's configuration string where it is one.
 std::string library_of(const char* symbol) {
   void* address = dlsym(RTLD_DEFAULT, symbol);
   Dl_info info{};
   if (address == nullptr || dladdr(address, &info) == 0 || info.dli_fname == nullptr) return "";
-  return info.dli_fname;
+  std::error_code error;
+  const auto real = std::filesystem::canonical(info.dli_fname, error);
+  std::string library = error ? std::string(info.dli_fname) : real.string();
+  using GetConfig = char* (*)();
+  if (auto config = reinterpret_cast<GetConfig>(dlsym(RTLD_DEFAULT, "openblas_get_config")))
+    library += std::string(" = ") + config();
+  return library;
 }
 
 std::string kokkos_kernels_version() {
