@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev zlib1g-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
   hipcc libamdhip64-dev
+  libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
 )
 
 missing=()
