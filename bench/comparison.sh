@@ -13,7 +13,8 @@ mkdir -p "$out"
 host=$(hostname)
 
 "$gemmlab" sweep --backend cpu --sizes 128,256,512,1024,2048 --json --out "$out/sweep-cpu-$host.json" > /dev/null
-if "$gemmlab" devices --no-measure --json | grep -q '"backend": "opencl"'; then
+devices=$("$gemmlab" devices --no-measure --json)
+if grep -q '"backend": "opencl"' <<< "$devices"; then
   "$gemmlab" sweep --backend opencl --sizes 128,256,512,1024 --json --out "$out/sweep-opencl-$host.json" > /dev/null
 fi
 # The presets at their native precision.

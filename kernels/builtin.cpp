@@ -11,6 +11,10 @@
 #include "gemmlab/hip.hpp"
 #include "hip/hip_kernel.hpp"
 #endif
+#if GEMMLAB_HAVE_KOKKOS
+#include "gemmlab/kokkos.hpp"
+#include "kokkos/kokkos_kernels.hpp"
+#endif
 #if GEMMLAB_HAVE_CUDA
 #include "cuda/cuda_kernels.hpp"
 #include "gemmlab/cuda.hpp"
@@ -34,6 +38,10 @@ void register_builtin(Registry& r) {
 #if GEMMLAB_HAVE_HIP
   r.add_backend(hip::make_backend());
   hip::register_kernels(r);
+#endif
+#if GEMMLAB_HAVE_KOKKOS
+  r.add_backend(kokkos::make_backend());
+  kokkos::register_kernels(r);
 #endif
   // A new backend adds one block here: its runtime backend and its kernel folder.
 }

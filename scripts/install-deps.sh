@@ -11,6 +11,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
   hipcc libamdhip64-dev
   python3-matplotlib chromium
+  libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
 )
 
 missing=()

@@ -268,7 +268,8 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
     for (const auto* option : cmd->get_options())
       if (option->count() > 0 && option->get_name() != "--help") {
         command += " " + option->get_name();
-        for (const auto& value : option->results()) command += " " + value;
+        if (option->get_expected_min() > 0)  // a flag's "true" is not part of what was typed
+          for (const auto& value : option->results()) command += " " + value;
       }
     const bool power_read = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.contains("power") && !r["power"].is_null(); });
     const nlohmann::json document = {

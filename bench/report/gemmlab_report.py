@@ -132,8 +132,11 @@ class Device:
         self.price = figure(self.datasheet, "launch_price_usd")
 
     def peak(self):
-        """The compute ceiling used for % of peak: measured where measured, else the datasheet."""
-        return self.measured_peak or self.spec_peak or self.datasheet_peak
+        """The compute ceiling used for % of peak: the larger of the measured FMA ceiling and the
+        backend's own peak (a ceiling measured while the machine was busy comes out low), else the
+        datasheet's."""
+        known = [p for p in (self.measured_peak, self.spec_peak) if p]
+        return max(known) if known else self.datasheet_peak
 
     def bandwidth(self):
         return self.measured_bandwidth or self.datasheet_bandwidth
@@ -370,7 +373,7 @@ def explain_device(d):
             text += "; its configuration has no tile parameter, so its traffic is not estimated"
         tiles = best.get("parallel_tiles")
         cores = d.info.get("cores")
-        if tiles and cores and tiles < cores:
+        if tiles and cores and tiles < cores and d.sweep["backend"] not in ("cpu", "systolic"):
             text += f"; only {tiles} tiles of C for {cores} compute units: the device is under-used"
         limits = [l for l in best.get("growth_limits", []) if l.get("constraints")]
         if limits:
@@ -382,6 +385,20 @@ def explain_device(d):
         text += f" [{'tuned' if source.startswith('tuned') else 'default'} configuration]."
         lines.append(text)
     return lines
+
+
+def small_size_reason(d, row, size):
+    """Why a device does worse on a small problem, in terms of what it has."""
+    backend = d.sweep["backend"]
+    if backend == "systolic":
+        return ("at a small size the array's fill and drain and the loads of each tile's operands are a "
+                "larger share of the time")
+    if backend == "cpu":
+        return "at a small size packing, thread start-up and the edges of the tiles are a larger share of the time"
+    tiles, cores = row.get("parallel_tiles"), d.info.get("cores")
+    if tiles and cores and tiles < 2 * cores:
+        return f"{tiles} tiles of C at {size}³ for {cores} compute units leave the device under-used"
+    return "a small problem leaves a large device under-used"
 
 
 def explain_ranking(devices):
@@ -402,9 +419,7 @@ def explain_ranking(devices):
         if b_small and b_large and d.peak():
             lines.append(f"{d.label}: {100 * b_small['gflops'] / d.peak():.1f}% of its ceiling at {small}³, "
                          f"{100 * b_large['gflops'] / d.peak():.1f}% at {large}³"
-                         + (f" ({b_small['parallel_tiles']} tiles of C for {d.info.get('cores')} compute units at {small}³)"
-                            if b_small.get("parallel_tiles") else "")
-                         + ": a small problem leaves a large device under-used.")
+                         + ": " + small_size_reason(d, b_small, small))
     return lines
 
 

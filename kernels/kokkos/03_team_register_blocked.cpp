@@ -1,0 +1,239 @@
+// 03_team_register_blocked — 02's team tiles, each thread / vector lane accumulating an RM x RN
+// block of C in registers.
+//
+// Idea over 02: in 02 the innermost loop reads an accumulator from scratch, one element of A and
+// one of B per multiply-add, and writes the accumulator back: memory traffic, not arithmetic,
+// sets its speed. Here the MT x NT tile is cut into RM x RN register blocks; team threads
+// (TeamThreadRange) take rows of blocks, vector lanes (ThreadVectorRange) take columns of blocks.
+// For each KT-deep step staged in scratch as in 02, a block's RM x RN accumulators are a local
+// array (compile-time sizes, so the compiler keeps it in registers) and each step q loads RN
+// contiguous elements of the B tile and RM of the A tile for RM * RN multiply-adds. After the
+// step the block is added to C (alpha * acc, and beta * C on the first step only), so no
+// accumulator tile is needed in scratch and the staged tiles can be deeper.
+// Hardware: registers. On the host the RN-long inner loops are contiguous, so the compiler
+// vectorises them (with FMA under GEMMLAB_KOKKOS_HOST_FLAGS, -march=native -ffp-contract=fast);
+// on a GPU each lane keeps its block in its own registers.
+// Parameters: MT, NT, KT, TEAM, VEC, LEVEL as in 02; RM, RN (register block, compile-time variants:
+// RM in {1, 2, 4, 6, 8}, RN in {4, 8, 16, 32, 64}).
+// Constraints: MT % RM == 0, NT % RN == 0; RM * RN * element size <= the register budget (host:
+// 3/4 of the vector registers; GPU: 64 32-bit registers); (MT*KT + KT*NT) * element size + 256 B
+// <= scratch_size_max(LEVEL); TEAM <= team_size_max (GPU: TEAM * VEC <= it); VEC <= the lanes.
+#include "kokkos_kernel.hpp"
+#include "kokkos_kernels.hpp"
+
+namespace gemmlab::kokkos {
+namespace {
+
+template <class Space, class T, int RM, int RN, class AView, class BView, class CView>
+struct RegisterBlockedGemm {
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  // The staged tiles are stored in the order the register blocks read them: A as MT/RM panels of
+  // KT x RM (the RM values of one step adjacent), B as NT/RN panels of KT x RN. A block then reads
+  // two sequential streams, and no two of its rows of B or A fall in the same cache set.
+  using Panels = Kokkos::View<T*, typename Space::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+  AView a;
+  BView b;
+  CView c;
+  T alpha = {}, beta = {};
+  std::int64_t m = 0, n = 0, k = 0;
+  int mt = 0, nt = 0, kt = 0, level = 0;
+  std::int64_t tiles_n = 0;
+
+  static std::size_t scratch_bytes(int mt, int nt, int kt) {
+    return Panels::shmem_size(static_cast<std::size_t>(mt) * kt) + Panels::shmem_size(static_cast<std::size_t>(kt) * nt);
+  }
+
+  // acc = A panel rb [0:depth] * B panel cb [0:depth], then into C.
+  KOKKOS_INLINE_FUNCTION void block(const T* a_panel, const T* b_panel, const int rb, const int cb, const int depth,
+                                    const std::int64_t i0, const std::int64_t j0, const bool first_step) const {
+    T acc[RM][RN];
+    for (int r = 0; r < RM; ++r)
+      for (int j = 0; j < RN; ++j) acc[r][j] = T(0);
+    for (int q = 0; q < depth; ++q) {
+      const T* a_q = a_panel + q * RM;
+      const T* b_q = b_panel + q * RN;
+      for (int r = 0; r < RM; ++r) {
+        const T a_rq = a_q[r];
+        for (int j = 0; j < RN; ++j) acc[r][j] += a_rq * b_q[j];
+      }
+    }
+    const std::int64_t row0 = i0 + rb * RM, col0 = j0 + cb * RN;
+    if (row0 + RM <= m && col0 + RN <= n) {  // a block inside C: contiguous rows, vectorised
+      for (int r = 0; r < RM; ++r) {
+        T* c_row = &c(row0 + r, col0);
+        if (!first_step)
+          for (int j = 0; j < RN; ++j) c_row[j] += alpha * acc[r][j];
+        else if (beta == T(0))
+          for (int j = 0; j < RN; ++j) c_row[j] = alpha * acc[r][j];
+        else
+          for (int j = 0; j < RN; ++j) c_row[j] = alpha * acc[r][j] + beta * c_row[j];
+      }
+      return;
+    }
+    for (int r = 0; r < RM; ++r) {
+      const std::int64_t i = i0 + rb * RM + r;
+      if (i >= m) break;
+      for (int jj = 0; jj < RN; ++jj) {
+        const std::int64_t j = j0 + cb * RN + jj;
+        if (j >= n) break;
+        const T result = alpha * acc[r][jj];
+        if (!first_step) c(i, j) += result;
+        else c(i, j) = beta == T(0) ? result : result + beta * c(i, j);
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const std::int64_t i0 = team.league_rank() / tiles_n * mt;
+    const std::int64_t j0 = team.league_rank() % tiles_n * nt;
+    Panels a_panels(team.team_scratch(level), static_cast<std::size_t>(mt) * kt);
+    Panels b_panels(team.team_scratch(level), static_cast<std::size_t>(kt) * nt);
+    T* const a_pack = a_panels.data();
+    T* const b_pack = b_panels.data();
+    for (std::int64_t k0 = 0; k0 < k; k0 += kt) {
+      team.team_barrier();  // the previous step's panels are no longer read
+      // Staging is a large share of the work when a tile row of B is staged for every row of
+      // tiles: tiles inside the matrices copy without bounds checks (contiguous runs the
+      // compiler vectorises), edge tiles zero-pad.
+      const bool inside = i0 + mt <= m && j0 + nt <= n && k0 + kt <= k;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, mt), [&](const int i) {
+        T* a_row = a_pack + (static_cast<std::size_t>(i / RM) * kt) * RM + i % RM;
+        if (inside)
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kt), [&](const int q) { a_row[q * RM] = a(i0 + i, k0 + q); });
+        else
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kt), [&](const int q) {
+            a_row[q * RM] = i0 + i < m && k0 + q < k ? a(i0 + i, k0 + q) : T(0);
+          });
+      });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kt), [&](const int q) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nt / RN), [&](const int cb) {
+          T* b_run = b_pack + (static_cast<std::size_t>(cb) * kt + q) * RN;
+          const std::int64_t col0 = j0 + cb * RN;
+          if (inside) {
+            const T* from = &b(k0 + q, col0);
+            for (int j = 0; j < RN; ++j) b_run[j] = from[j];
+          } else {
+            for (int j = 0; j < RN; ++j) b_run[j] = k0 + q < k && col0 + j < n ? b(k0 + q, col0 + j) : T(0);
+          }
+        });
+      });
+      team.team_barrier();  // the panels are complete
+      // The last step may be shallower than KT: only its valid depth is multiplied.
+      const int depth = static_cast<int>(k - k0 < kt ? k - k0 : kt);
+      const bool first_step = k0 == 0;
+      // Each (thread, lane) pair owns the same blocks of C in every step: no race on C.
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nt / RN), [&](const int cb) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, mt / RM), [&](const int rb) {
+          block(a_pack + static_cast<std::size_t>(rb) * kt * RM, b_pack + static_cast<std::size_t>(cb) * kt * RN, rb, cb,
+                depth, i0, j0, first_step);
+        });
+      });
+    }
+  }
+};
+
+constexpr int register_rows[] = {1, 2, 4, 6, 8};
+constexpr int register_columns[] = {4, 8, 16, 32, 64};
+
+struct RegisterBlockedLauncher {
+  int mt = 0, nt = 0, kt = 0, rm = 0, rn = 0, team_size = 0, vector_length = 0, level = 0;
+
+  template <class Space, class T, int RM, int RN, class AView, class BView, class CView>
+  void launch_variant(const Problem& p, AView a, BView b, CView c) const {
+    using Gemm = RegisterBlockedGemm<Space, T, RM, RN, AView, BView, CView>;
+    const std::int64_t tiles_m = (p.m + mt - 1) / mt, tiles_n = (p.n + nt - 1) / nt;
+    const Gemm gemm{a, b, c, static_cast<T>(p.alpha), static_cast<T>(p.beta), p.m, p.n, p.k,
+                    mt, nt, kt, level, tiles_n};
+    Kokkos::TeamPolicy<Space> policy(static_cast<int>(tiles_m * tiles_n), team_size, vector_length);
+    policy.set_scratch_size(level, Kokkos::PerTeam(static_cast<int>(Gemm::scratch_bytes(mt, nt, kt))));
+    Kokkos::parallel_for("gemmlab_03_team_register_blocked", policy, gemm);
+  }
+  template <class Space, class T, int RM, class AView, class BView, class CView>
+  bool launch_rows(const Problem& p, AView a, BView b, CView c) const {
+    if (rm != RM) return false;
+    if (rn == 4) launch_variant<Space, T, RM, 4>(p, a, b, c);
+    else if (rn == 8) launch_variant<Space, T, RM, 8>(p, a, b, c);
+    else if (rn == 16) launch_variant<Space, T, RM, 16>(p, a, b, c);
+    else if (rn == 32) launch_variant<Space, T, RM, 32>(p, a, b, c);
+    else if (rn == 64) launch_variant<Space, T, RM, 64>(p, a, b, c);
+    else return false;
+    return true;
+  }
+  template <class Space, class T, class AView, class BView, class CView>
+  void launch(const Problem& p, AView a, BView b, CView c) const {
+    const bool launched = launch_rows<Space, T, 1>(p, a, b, c) || launch_rows<Space, T, 2>(p, a, b, c) ||
+                          launch_rows<Space, T, 4>(p, a, b, c) || launch_rows<Space, T, 6>(p, a, b, c) ||
+                          launch_rows<Space, T, 8>(p, a, b, c);
+    if (!launched) throw ConfigError("03_team_register_blocked has no RM=" + std::to_string(rm) + " RN=" + std::to_string(rn) + " variant");
+  }
+};
+
+class TeamRegisterBlocked final : public KokkosKernel {
+ public:
+  TeamRegisterBlocked()
+      : KokkosKernel("03_team_register_blocked", "02's team tiles with RM x RN register blocks per thread / lane") {}
+
+  SearchSpace space(const DeviceInfo& d, Precision precision) const override {
+    const SpaceLimits limits = limits_of(d);
+    const auto elem = static_cast<std::int64_t>(element_size(precision));
+    const std::int64_t scratch0 = limits.scratch_bytes_max, scratch1 = limits.scratch1_bytes_max;
+    const std::int64_t registers = register_budget_bytes(d, limits);
+    SearchSpace s;
+    s.add("MT", {8, 16, 24, 32, 48, 64, 96, 128, 192, 256}, "rows of the team's tile of C")
+        .add("NT", pow2_range(4, 1024), "columns of the team's tile of C")
+        .add("KT", pow2_range(4, 1024), "depth of the tiles of A and B staged per step")
+        .add("RM", {std::begin(register_rows), std::end(register_rows)}, "rows of a register block")
+        .add("RN", {std::begin(register_columns), std::end(register_columns)}, "columns of a register block")
+        .add("TEAM", pow2_range(1, std::max(1, limits.team_size_max)), "threads per team (rows of blocks)")
+        .add("VEC", pow2_range(1, std::max(1, std::min(limits.vector_length_max, limits.host ? 4 : 64))),
+             "vector length (columns of blocks)")
+        .add("LEVEL", {0, 1}, "team scratch level: 0 on-chip (GPU shared memory), 1 larger");
+    s.constrain("MT % RM == 0", {"MT", "RM"}, [](const Config& c) { return c.at("MT") % c.at("RM") == 0; });
+    s.constrain("NT % RN == 0", {"NT", "RN"}, [](const Config& c) { return c.at("NT") % c.at("RN") == 0; });
+    s.constrain("RM * RN * " + std::to_string(elem) + " <= " + std::to_string(registers) + " (register budget)",
+                {"RM", "RN"}, [=](const Config& c) { return c.at("RM") * c.at("RN") * elem <= registers; });
+    s.constrain("(MT*KT + KT*NT) * " + std::to_string(elem) + " + 256 <= scratch_size_max(LEVEL) (" +
+                    std::to_string(scratch0) + " B, " + std::to_string(scratch1) + " B)",
+                {"MT", "NT", "KT", "LEVEL"}, [=](const Config& c) {
+                  const std::int64_t bytes = (c.at("MT") * c.at("KT") + c.at("KT") * c.at("NT")) * elem + 256;
+                  return bytes <= (c.at("LEVEL") == 0 ? scratch0 : scratch1);
+                });
+    if (!limits.host)
+      s.constrain("TEAM * VEC <= " + std::to_string(limits.team_size_max) + " (threads per team)", {"TEAM", "VEC"},
+                  [=](const Config& c) { return c.at("TEAM") * c.at("VEC") <= limits.team_size_max; });
+    return s;
+  }
+  // Host: 256 x 256 tiles 256 deep in level-1 scratch (the panels stay in L2), 8 x 32 (fp32) /
+  // 8 x 16 (fp64) register blocks, the best the tuner found at 512^3 on an AVX-512 Xeon (Serial).
+  // GPU: 64 x 64 x 16 in level 0, 4 x 4 blocks, 16 x 16 threads.
+  Config default_config(const DeviceInfo& d, Precision precision) const override {
+    const SpaceLimits limits = limits_of(d);
+    Config c;
+    if (limits.host)
+      c = {{"MT", 256}, {"NT", 256}, {"KT", 256}, {"RM", 8}, {"RN", precision == Precision::fp32 ? 32 : 16},
+           {"TEAM", 1}, {"VEC", 1}, {"LEVEL", 1}};
+    else
+      c = {{"MT", 64}, {"NT", 64}, {"KT", 16}, {"RM", 4}, {"RN", 4}, {"TEAM", 16}, {"VEC", 16}, {"LEVEL", 0}};
+    const SearchSpace s = space(d, precision);
+    while (!s.is_valid(c) && c["RN"] > 4) c["RN"] /= 2;
+    while (!s.is_valid(c) && c["MT"] > 64) c["MT"] /= 2;
+    while (!s.is_valid(c) && c["NT"] > 64) c["NT"] /= 2;
+    while (!s.is_valid(c) && c["KT"] > 4) c["KT"] /= 2;
+    while (!s.is_valid(c) && c["TEAM"] > 1) c["TEAM"] /= 2;
+    return c;
+  }
+
+ protected:
+  std::unique_ptr<Executable> build(const DeviceInfo& device, const Problem& p, const Config& c) const override {
+    const auto param = [&](const char* name) { return static_cast<int>(c.at(name)); };
+    return make_executable(device, p,
+                           RegisterBlockedLauncher{param("MT"), param("NT"), param("KT"), param("RM"), param("RN"),
+                                                   param("TEAM"), param("VEC"), param("LEVEL")});
+  }
+};
+}  // namespace
+
+std::unique_ptr<Kernel> make_team_register_blocked() { return std::make_unique<TeamRegisterBlocked>(); }
+
+}  // namespace gemmlab::kokkos
