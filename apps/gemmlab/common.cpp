@@ -32,7 +32,9 @@ void add_user_constraints(SearchSpace& space, const std::vector<std::string>& ex
       sources.emplace_back(line, file + ":" + std::to_string(number));
     }
   }
-  for (const auto& [text, where] : sources) {
+  for (const auto& source : sources) {
+    const std::string& text = source.first;
+    const std::string& where = source.second;
     const Expression e = [&] {
       try {
         return Expression::parse(text);

@@ -74,7 +74,7 @@ class GpuMemory final : public DeviceBuffer {
 
 class CudaDevice final : public Device {
  public:
-  explicit CudaDevice(int index) : index_(index), info_(describe(index)) {
+  explicit CudaDevice(int index) : info_(describe(index)) {
     check(cudaSetDevice(index), "cudaSetDevice");
     check(cudaEventCreate(&start_), "cudaEventCreate");
     check(cudaEventCreate(&stop_), "cudaEventCreate");
@@ -124,7 +124,6 @@ class CudaDevice final : public Device {
   void measure_ceilings() override {}  // not measured on GPUs yet: the datasheet peak stands
 
  private:
-  int index_;
   DeviceInfo info_;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   bool flush_l2_ = false;
