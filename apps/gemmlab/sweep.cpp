@@ -202,6 +202,10 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
     eval.measure.max_seconds = o->max_seconds;
     nlohmann::json rows = nlohmann::json::array();
     for (const Kernel* kernel : kernels) {
+      // The space and default depend on the device and precision only, not on the shape.
+      const SearchSpace space = kernel->space(info, precision);
+      Config defaults = kernel->default_config(info, precision);
+      if (space.find("threads")) defaults["threads"] = threads;
       std::optional<double> last_gflops;
       for (const Problem& p : problems) {
         const double flops = 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
@@ -211,9 +215,7 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
                                                     flops / (*last_gflops * 1e9), *last_gflops, o->skip_above)}});
           continue;
         }
-        const SearchSpace space = kernel->space(info, precision);
-        Config config = kernel->default_config(info, precision);
-        if (space.find("threads")) config["threads"] = threads;
+        Config config = defaults;
         std::string source = "default";
         if (results) {
           std::optional<CachedResult> best;

@@ -104,8 +104,6 @@ class TeamScratch final : public KokkosKernel {
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
     const SpaceLimits limits = limits_of(d);
     const auto elem = static_cast<std::int64_t>(element_size(precision));
-    const std::int64_t scratch0 = limits.scratch_bytes_max;
-    const std::int64_t scratch1 = limits.scratch1_bytes_max;
     SearchSpace s;
     s.add("MT", pow2_range(4, 256), "rows of the team's tile of C")
         .add("NT", pow2_range(4, 512), "columns of the team's tile of C")
@@ -113,16 +111,9 @@ class TeamScratch final : public KokkosKernel {
         .add("TEAM", pow2_range(1, std::max(1, limits.team_size_max)), "threads per team (rows)")
         .add("VEC", pow2_range(1, vector_lengths(limits)), "vector length (columns)")
         .add("LEVEL", {0, 1}, "team scratch level: 0 on-chip (GPU shared memory), 1 larger");
-    s.constrain("(MT*KT + KT*NT + MT*NT) * " + std::to_string(elem) + " + 384 <= scratch_size_max(LEVEL) (" +
-                    std::to_string(scratch0) + " B, " + std::to_string(scratch1) + " B)",
-                {"MT", "NT", "KT", "LEVEL"}, [=](const Config& c) {
-                  const std::int64_t bytes =
-                      (c.at("MT") * c.at("KT") + c.at("KT") * c.at("NT") + c.at("MT") * c.at("NT")) * elem + 384;
-                  return bytes <= (c.at("LEVEL") == 0 ? scratch0 : scratch1);
-                });
-    if (!limits.host)
-      s.constrain("TEAM * VEC <= " + std::to_string(limits.team_size_max) + " (threads per team)", {"TEAM", "VEC"},
-                  [=](const Config& c) { return c.at("TEAM") * c.at("VEC") <= limits.team_size_max; });
+    constrain_team(s, limits, elem, "(MT*KT + KT*NT + MT*NT)", 384, [](const Config& c) {
+      return c.at("MT") * c.at("KT") + c.at("KT") * c.at("NT") + c.at("MT") * c.at("NT");
+    });
     return s;
   }
   // 32 x 64 tiles of C, 32 deep, in level-0 scratch; on a GPU 64 threads of 4 x 16 lanes.

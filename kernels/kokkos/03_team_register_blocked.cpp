@@ -177,7 +177,6 @@ class TeamRegisterBlocked final : public KokkosKernel {
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
     const SpaceLimits limits = limits_of(d);
     const auto elem = static_cast<std::int64_t>(element_size(precision));
-    const std::int64_t scratch0 = limits.scratch_bytes_max, scratch1 = limits.scratch1_bytes_max;
     const std::int64_t registers = register_budget_bytes(d, limits);
     SearchSpace s;
     s.add("MT", {8, 16, 24, 32, 48, 64, 96, 128, 192, 256}, "rows of the team's tile of C")
@@ -193,15 +192,8 @@ class TeamRegisterBlocked final : public KokkosKernel {
     s.constrain("NT % RN == 0", {"NT", "RN"}, [](const Config& c) { return c.at("NT") % c.at("RN") == 0; });
     s.constrain("RM * RN * " + std::to_string(elem) + " <= " + std::to_string(registers) + " (register budget)",
                 {"RM", "RN"}, [=](const Config& c) { return c.at("RM") * c.at("RN") * elem <= registers; });
-    s.constrain("(MT*KT + KT*NT) * " + std::to_string(elem) + " + 256 <= scratch_size_max(LEVEL) (" +
-                    std::to_string(scratch0) + " B, " + std::to_string(scratch1) + " B)",
-                {"MT", "NT", "KT", "LEVEL"}, [=](const Config& c) {
-                  const std::int64_t bytes = (c.at("MT") * c.at("KT") + c.at("KT") * c.at("NT")) * elem + 256;
-                  return bytes <= (c.at("LEVEL") == 0 ? scratch0 : scratch1);
-                });
-    if (!limits.host)
-      s.constrain("TEAM * VEC <= " + std::to_string(limits.team_size_max) + " (threads per team)", {"TEAM", "VEC"},
-                  [=](const Config& c) { return c.at("TEAM") * c.at("VEC") <= limits.team_size_max; });
+    constrain_team(s, limits, elem, "(MT*KT + KT*NT)", 256,
+                   [](const Config& c) { return c.at("MT") * c.at("KT") + c.at("KT") * c.at("NT"); });
     return s;
   }
   // Host: 256 x 256 tiles 256 deep in level-1 scratch (the panels stay in L2), 8 x 32 (fp32) /

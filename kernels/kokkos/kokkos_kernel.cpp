@@ -32,4 +32,18 @@ std::int64_t register_budget_bytes(const DeviceInfo& device, const SpaceLimits& 
   return std::int64_t{registers} * bits / 8;
 }
 
+void constrain_team(SearchSpace& s, const SpaceLimits& limits, std::int64_t element_bytes, const std::string& staged_text,
+                    std::int64_t overhead, std::function<std::int64_t(const Config&)> staged_elements) {
+  const std::int64_t scratch0 = limits.scratch_bytes_max, scratch1 = limits.scratch1_bytes_max;
+  s.constrain(staged_text + " * " + std::to_string(element_bytes) + " + " + std::to_string(overhead) +
+                  " <= scratch_size_max(LEVEL) (" + std::to_string(scratch0) + " B, " + std::to_string(scratch1) + " B)",
+              {"MT", "NT", "KT", "LEVEL"}, [=](const Config& c) {
+                const std::int64_t bytes = staged_elements(c) * element_bytes + overhead;
+                return bytes <= (c.at("LEVEL") == 0 ? scratch0 : scratch1);
+              });
+  if (!limits.host)
+    s.constrain("TEAM * VEC <= " + std::to_string(limits.team_size_max) + " (threads per team)", {"TEAM", "VEC"},
+                [=](const Config& c) { return c.at("TEAM") * c.at("VEC") <= limits.team_size_max; });
+}
+
 }  // namespace gemmlab::kokkos

@@ -12,6 +12,8 @@
 // which runs the kernel on Space (a, b: const T views; c: T view).
 #pragma once
 
+#include <functional>
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -117,5 +119,11 @@ SpaceLimits limits_of(const DeviceInfo& device);
 // (24 of 32 zmm with AVX-512, 12 of 16 ymm with AVX2, 12 of 16 xmm otherwise), the rest for the
 // operands; on a GPU 64 32-bit registers.
 std::int64_t register_budget_bytes(const DeviceInfo& device, const SpaceLimits& limits);
+
+// The constraints the team kernels (02, 03) share: the tiles a team stages fit the scratch level
+// it chooses (`staged_text` * element size + `overhead` bytes, from the parameters MT, NT, KT), and
+// on a GPU its TEAM x VEC threads fit a team.
+void constrain_team(SearchSpace& s, const SpaceLimits& limits, std::int64_t element_bytes, const std::string& staged_text,
+                    std::int64_t overhead, std::function<std::int64_t(const Config&)> staged_elements);
 
 }  // namespace gemmlab::kokkos
