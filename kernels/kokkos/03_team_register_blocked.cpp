@@ -12,12 +12,14 @@
 // accumulator tile is needed in scratch and the staged tiles can be deeper.
 // Hardware: registers. On the host the RN-long inner loops are contiguous, so the compiler
 // vectorises them (with FMA under GEMMLAB_KOKKOS_HOST_FLAGS, -march=native -ffp-contract=fast);
-// on a GPU each lane keeps its block in its own registers.
+// 12 x 32 fp32 is 24 of AVX-512's 32 registers, leaving room for two loads of B and a broadcast
+// of A. On a GPU each lane keeps its block in its own registers.
 // Parameters: MT, NT, KT, TEAM, VEC, LEVEL as in 02; RM, RN (register block, compile-time variants:
-// RM in {1, 2, 4, 6, 8}, RN in {4, 8, 16, 32, 64}).
-// Constraints: MT % RM == 0, NT % RN == 0; RM * RN * element size <= the register budget (host:
-// 3/4 of the vector registers; GPU: 64 32-bit registers); (MT*KT + KT*NT) * element size + 256 B
-// <= scratch_size_max(LEVEL); TEAM <= team_size_max (GPU: TEAM * VEC <= it); VEC <= the lanes.
+// RM in {1, 2, 4, 6, 8, 12}, RN in {4, 8, 16, 32, 64}).
+// Constraints: RM <= MT (the last row block of a tile may be partial), NT % RN == 0;
+// RM * RN * element size <= the register budget (host: 3/4 of the vector registers; GPU: 64
+// 32-bit registers); (ceil(MT/RM)*RM*KT + KT*NT) * element size + 256 B <= scratch_size_max(LEVEL);
+// TEAM <= team_size_max (GPU: TEAM * VEC <= it); VEC <= the lanes.
 #include "kokkos_kernel.hpp"
 #include "kokkos_kernels.hpp"
 
@@ -27,9 +29,11 @@ namespace {
 template <class Space, class T, int RM, int RN, class AView, class BView, class CView>
 struct RegisterBlockedGemm {
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
-  // The staged tiles are stored in the order the register blocks read them: A as MT/RM panels of
-  // KT x RM (the RM values of one step adjacent), B as NT/RN panels of KT x RN. A block then reads
-  // two sequential streams, and no two of its rows of B or A fall in the same cache set.
+  // The staged tiles are stored in the order the register blocks read them: A as ceil(MT/RM)
+  // panels of KT x RM (the RM values of one step adjacent), B as NT/RN panels of KT x RN. A block
+  // then reads two sequential streams, and no two of its rows of B or A fall in the same cache set.
+  // MT need not be a multiple of RM: the tile's last panel is then partial, its rows past the tile
+  // staged as zeros and never stored (so RM = 12 can cover 1024 rows as 2 x 43 blocks).
   using Panels = Kokkos::View<T*, typename Space::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
   AView a;
@@ -40,13 +44,16 @@ struct RegisterBlockedGemm {
   int mt = 0, nt = 0, kt = 0, level = 0;
   std::int64_t tiles_n = 0;
 
+  static int row_blocks(int mt) { return (mt + RM - 1) / RM; }
   static std::size_t scratch_bytes(int mt, int nt, int kt) {
-    return Panels::shmem_size(static_cast<std::size_t>(mt) * kt) + Panels::shmem_size(static_cast<std::size_t>(kt) * nt);
+    return Panels::shmem_size(static_cast<std::size_t>(row_blocks(mt)) * RM * kt) +
+           Panels::shmem_size(static_cast<std::size_t>(kt) * nt);
   }
 
-  // acc = A panel rb [0:depth] * B panel cb [0:depth], then into C.
+  // acc = A panel rb [0:depth] * B panel cb [0:depth], then into C's rows below row_end.
   KOKKOS_INLINE_FUNCTION void block(const T* a_panel, const T* b_panel, const int rb, const int cb, const int depth,
-                                    const std::int64_t i0, const std::int64_t j0, const bool first_step) const {
+                                    const std::int64_t i0, const std::int64_t j0, const std::int64_t row_end,
+                                    const bool first_step) const {
     T acc[RM][RN];
     for (int r = 0; r < RM; ++r)
       for (int j = 0; j < RN; ++j) acc[r][j] = T(0);
@@ -55,11 +62,14 @@ struct RegisterBlockedGemm {
       const T* b_q = b_panel + q * RN;
       for (int r = 0; r < RM; ++r) {
         const T a_rq = a_q[r];
+        // The loop to vectorise is this one, along a row of the block; left to itself GCC 12
+        // vectorises fp64 blocks along q instead (see kernels/CMakeLists.txt).
+#pragma omp simd
         for (int j = 0; j < RN; ++j) acc[r][j] += a_rq * b_q[j];
       }
     }
     const std::int64_t row0 = i0 + rb * RM, col0 = j0 + cb * RN;
-    if (row0 + RM <= m && col0 + RN <= n) {  // a block inside C: contiguous rows, vectorised
+    if (row0 + RM <= row_end && col0 + RN <= n) {  // a whole block: contiguous rows, vectorised
       for (int r = 0; r < RM; ++r) {
         T* c_row = &c(row0 + r, col0);
         if (!first_step)
@@ -73,7 +83,7 @@ struct RegisterBlockedGemm {
     }
     for (int r = 0; r < RM; ++r) {
       const std::int64_t i = i0 + rb * RM + r;
-      if (i >= m) break;
+      if (i >= row_end) break;
       for (int jj = 0; jj < RN; ++jj) {
         const std::int64_t j = j0 + cb * RN + jj;
         if (j >= n) break;
@@ -87,30 +97,39 @@ struct RegisterBlockedGemm {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const std::int64_t i0 = team.league_rank() / tiles_n * mt;
     const std::int64_t j0 = team.league_rank() % tiles_n * nt;
-    Panels a_panels(team.team_scratch(level), static_cast<std::size_t>(mt) * kt);
+    const int blocks_m = row_blocks(mt);
+    const std::int64_t row_end = i0 + mt < m ? i0 + mt : m;  // rows of C this team owns
+    Panels a_panels(team.team_scratch(level), static_cast<std::size_t>(blocks_m) * RM * kt);
     Panels b_panels(team.team_scratch(level), static_cast<std::size_t>(kt) * nt);
     T* const a_pack = a_panels.data();
     T* const b_pack = b_panels.data();
     for (std::int64_t k0 = 0; k0 < k; k0 += kt) {
       team.team_barrier();  // the previous step's panels are no longer read
       // Staging is a large share of the work when a tile row of B is staged for every row of
-      // tiles: tiles inside the matrices copy without bounds checks (contiguous runs the
-      // compiler vectorises), edge tiles zero-pad.
-      const bool inside = i0 + mt <= m && j0 + nt <= n && k0 + kt <= k;
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, mt), [&](const int i) {
-        T* a_row = a_pack + (static_cast<std::size_t>(i / RM) * kt) * RM + i % RM;
-        if (inside)
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kt), [&](const int q) { a_row[q * RM] = a(i0 + i, k0 + q); });
+      // tiles: panels inside the matrices copy without bounds checks (contiguous runs the
+      // compiler vectorises), edge panels zero-pad.
+      const bool inside_k = k0 + kt <= k;
+      // A is staged panel by panel with the panel's RM values of one step written together: the
+      // writes are one sequential run and each of the RM rows of A is read sequentially (writing
+      // row by row instead scatters every element RM apart, which cost more than the copy itself).
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, blocks_m), [&](const int rb) {
+        T* const panel = a_pack + static_cast<std::size_t>(rb) * kt * RM;
+        const std::int64_t row0 = i0 + rb * RM;
+        if (inside_k && row0 + RM <= row_end)
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kt), [&](const int q) {
+            for (int r = 0; r < RM; ++r) panel[q * RM + r] = a(row0 + r, k0 + q);
+          });
         else
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kt), [&](const int q) {
-            a_row[q * RM] = i0 + i < m && k0 + q < k ? a(i0 + i, k0 + q) : T(0);
+            for (int r = 0; r < RM; ++r)
+              panel[q * RM + r] = row0 + r < row_end && k0 + q < k ? a(row0 + r, k0 + q) : T(0);
           });
       });
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kt), [&](const int q) {
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nt / RN), [&](const int cb) {
           T* b_run = b_pack + (static_cast<std::size_t>(cb) * kt + q) * RN;
           const std::int64_t col0 = j0 + cb * RN;
-          if (inside) {
+          if (inside_k && col0 + RN <= n) {
             const T* from = &b(k0 + q, col0);
             for (int j = 0; j < RN; ++j) b_run[j] = from[j];
           } else {
@@ -123,17 +142,20 @@ struct RegisterBlockedGemm {
       const int depth = static_cast<int>(k - k0 < kt ? k - k0 : kt);
       const bool first_step = k0 == 0;
       // Each (thread, lane) pair owns the same blocks of C in every step: no race on C.
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, nt / RN), [&](const int cb) {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, mt / RM), [&](const int rb) {
+      // Threads take rows of blocks and lanes columns: on the host a row of blocks keeps its A
+      // panel in L1 while the B panels stream from L2, and C is then updated left to right along
+      // its rows, an order the hardware prefetcher follows.
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, blocks_m), [&](const int rb) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nt / RN), [&](const int cb) {
           block(a_pack + static_cast<std::size_t>(rb) * kt * RM, b_pack + static_cast<std::size_t>(cb) * kt * RN, rb, cb,
-                depth, i0, j0, first_step);
+                depth, i0, j0, row_end, first_step);
         });
       });
     }
   }
 };
 
-constexpr int register_rows[] = {1, 2, 4, 6, 8};
+constexpr int register_rows[] = {1, 2, 4, 6, 8, 12};
 constexpr int register_columns[] = {4, 8, 16, 32, 64};
 
 struct RegisterBlockedLauncher {
@@ -164,7 +186,7 @@ struct RegisterBlockedLauncher {
   void launch(const Problem& p, AView a, BView b, CView c) const {
     const bool launched = launch_rows<Space, T, 1>(p, a, b, c) || launch_rows<Space, T, 2>(p, a, b, c) ||
                           launch_rows<Space, T, 4>(p, a, b, c) || launch_rows<Space, T, 6>(p, a, b, c) ||
-                          launch_rows<Space, T, 8>(p, a, b, c);
+                          launch_rows<Space, T, 8>(p, a, b, c) || launch_rows<Space, T, 12>(p, a, b, c);
     if (!launched) throw ConfigError("03_team_register_blocked has no RM=" + std::to_string(rm) + " RN=" + std::to_string(rn) + " variant");
   }
 };
@@ -179,7 +201,7 @@ class TeamRegisterBlocked final : public KokkosKernel {
     const auto elem = static_cast<std::int64_t>(element_size(precision));
     const std::int64_t registers = register_budget_bytes(d, limits);
     SearchSpace s;
-    s.add("MT", {8, 16, 24, 32, 48, 64, 96, 128, 192, 256}, "rows of the team's tile of C")
+    s.add("MT", {8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024}, "rows of the team's tile of C")
         .add("NT", pow2_range(4, 1024), "columns of the team's tile of C")
         .add("KT", pow2_range(4, 1024), "depth of the tiles of A and B staged per step")
         .add("RM", {std::begin(register_rows), std::end(register_rows)}, "rows of a register block")
@@ -188,22 +210,25 @@ class TeamRegisterBlocked final : public KokkosKernel {
         .add("VEC", pow2_range(1, std::max(1, std::min(limits.vector_length_max, limits.host ? 4 : 64))),
              "vector length (columns of blocks)")
         .add("LEVEL", {0, 1}, "team scratch level: 0 on-chip (GPU shared memory), 1 larger");
-    s.constrain("MT % RM == 0", {"MT", "RM"}, [](const Config& c) { return c.at("MT") % c.at("RM") == 0; });
+    s.constrain("RM <= MT", {"MT", "RM"}, [](const Config& c) { return c.at("RM") <= c.at("MT"); });
     s.constrain("NT % RN == 0", {"NT", "RN"}, [](const Config& c) { return c.at("NT") % c.at("RN") == 0; });
     s.constrain("RM * RN * " + std::to_string(elem) + " <= " + std::to_string(registers) + " (register budget)",
                 {"RM", "RN"}, [=](const Config& c) { return c.at("RM") * c.at("RN") * elem <= registers; });
-    constrain_team(s, limits, elem, "(MT*KT + KT*NT)", 256,
-                   [](const Config& c) { return c.at("MT") * c.at("KT") + c.at("KT") * c.at("NT"); });
+    constrain_team(
+        s, limits, elem, "(ceil(MT/RM)*RM*KT + KT*NT)", 256,
+        [](const Config& c) { return (c.at("MT") + c.at("RM") - 1) / c.at("RM") * c.at("RM") * c.at("KT") + c.at("KT") * c.at("NT"); },
+        {"RM"});
     return s;
   }
-  // Host: 256 x 256 tiles 256 deep in level-1 scratch (the panels stay in L2), 8 x 32 (fp32) /
-  // 8 x 16 (fp64) register blocks, the best the tuner found at 512^3 on an AVX-512 Xeon (Serial).
+  // Host: 512 x 512 tiles 256 deep in level-1 scratch (1 MiB of panels, in L2), 8 x 32 (fp32) /
+  // 8 x 16 (fp64) register blocks: near the best the tuner found at 512^3 and 1024^3 on an AVX-512
+  // Xeon (Serial); large tiles stage each operand few times.
   // GPU: 64 x 64 x 16 in level 0, 4 x 4 blocks, 16 x 16 threads.
   Config default_config(const DeviceInfo& d, Precision precision) const override {
     const SpaceLimits limits = limits_of(d);
     Config c;
     if (limits.host)
-      c = {{"MT", 256}, {"NT", 256}, {"KT", 256}, {"RM", 8}, {"RN", precision == Precision::fp32 ? 32 : 16},
+      c = {{"MT", 512}, {"NT", 512}, {"KT", 256}, {"RM", 8}, {"RN", precision == Precision::fp32 ? 32 : 16},
            {"TEAM", 1}, {"VEC", 1}, {"LEVEL", 1}};
     else
       c = {{"MT", 64}, {"NT", 64}, {"KT", 16}, {"RM", 4}, {"RN", 4}, {"TEAM", 16}, {"VEC", 16}, {"LEVEL", 0}};

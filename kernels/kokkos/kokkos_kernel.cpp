@@ -33,11 +33,14 @@ std::int64_t register_budget_bytes(const DeviceInfo& device, const SpaceLimits& 
 }
 
 void constrain_team(SearchSpace& s, const SpaceLimits& limits, std::int64_t element_bytes, const std::string& staged_text,
-                    std::int64_t overhead, std::function<std::int64_t(const Config&)> staged_elements) {
+                    std::int64_t overhead, std::function<std::int64_t(const Config&)> staged_elements,
+                    const std::vector<std::string>& also_uses) {
   const std::int64_t scratch0 = limits.scratch_bytes_max, scratch1 = limits.scratch1_bytes_max;
+  std::vector<std::string> uses = {"MT", "NT", "KT", "LEVEL"};
+  uses.insert(uses.end(), also_uses.begin(), also_uses.end());
   s.constrain(staged_text + " * " + std::to_string(element_bytes) + " + " + std::to_string(overhead) +
                   " <= scratch_size_max(LEVEL) (" + std::to_string(scratch0) + " B, " + std::to_string(scratch1) + " B)",
-              {"MT", "NT", "KT", "LEVEL"}, [=](const Config& c) {
+              uses, [=](const Config& c) {
                 const std::int64_t bytes = staged_elements(c) * element_bytes + overhead;
                 return bytes <= (c.at("LEVEL") == 0 ? scratch0 : scratch1);
               });

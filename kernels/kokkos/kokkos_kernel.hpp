@@ -121,9 +121,10 @@ SpaceLimits limits_of(const DeviceInfo& device);
 std::int64_t register_budget_bytes(const DeviceInfo& device, const SpaceLimits& limits);
 
 // The constraints the team kernels (02, 03) share: the tiles a team stages fit the scratch level
-// it chooses (`staged_text` * element size + `overhead` bytes, from the parameters MT, NT, KT), and
-// on a GPU its TEAM x VEC threads fit a team.
+// it chooses (`staged_text` * element size + `overhead` bytes, from the parameters MT, NT, KT and
+// `also_uses`), and on a GPU its TEAM x VEC threads fit a team.
 void constrain_team(SearchSpace& s, const SpaceLimits& limits, std::int64_t element_bytes, const std::string& staged_text,
-                    std::int64_t overhead, std::function<std::int64_t(const Config&)> staged_elements);
+                    std::int64_t overhead, std::function<std::int64_t(const Config&)> staged_elements,
+                    const std::vector<std::string>& also_uses = {});
 
 }  // namespace gemmlab::kokkos
