@@ -20,13 +20,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CLI = os.path.join(ROOT, "build", "default", "apps", "gemmlab", "gemmlab")
 
 
-def run(cli, kernel, size, threads, extra=()):
-    cmd = [cli, "run", "--kernel", kernel, "--m", str(size), "--n", str(size), "--k", str(size),
-           "--threads", str(threads), "--json", *extra]
+def gemmlab(cli, *args):
+    """Runs `gemmlab ARGS --json` and returns its document; a failure ends the script with gemmlab's message."""
+    cmd = [cli, *map(str, args), "--json"]
     out = subprocess.run(cmd, check=False, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
     return json.loads(out.stdout)
+
+
+def run(cli, kernel, size, threads, extra=()):
+    return gemmlab(cli, "run", "--kernel", kernel, "--m", size, "--n", size, "--k", size, "--threads", threads, *extra)
 
 
 def device(cli):
@@ -46,12 +50,19 @@ def git_commit():
         return "unknown"
 
 
-def save(name, document):
-    path = os.path.join(ROOT, "bench", "results", f"cpu-{name}.json")
+def save_results(file_name, document):
+    """Writes `document` to bench/results/FILE_NAME and returns that path relative to the repository.
+    The document (its commit included) is complete before the file is opened: truncating a tracked
+    file first would make the commit read as "+dirty"."""
+    path = os.path.join(ROOT, "bench", "results", file_name)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         json.dump(document, f, indent=2)
-    print(f"\n(raw runs: {os.path.relpath(path, ROOT)})")
+    return os.path.relpath(path, ROOT)
+
+
+def save(name, document):
+    print(f"\n(raw runs: {save_results(f'cpu-{name}.json', document)})")
 
 
 def speed_bar(args):

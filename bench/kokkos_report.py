@@ -13,22 +13,11 @@ the date and the command line to bench/results/kokkos-tune.json.
 """
 import argparse
 import datetime
-import json
-import os
-import subprocess
 import sys
 
-from cpu_report import DEFAULT_CLI, ROOT, git_commit
+from cpu_report import DEFAULT_CLI, gemmlab, git_commit, save_results
 
 KERNEL = "03_team_register_blocked"
-
-
-def gemmlab(cli, *args):
-    cmd = [cli, *map(str, args), "--json"]
-    out = subprocess.run(cmd, check=False, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
-    return json.loads(out.stdout)
 
 
 def main():
@@ -69,12 +58,10 @@ def main():
     for size, ours, ref, ratio, error, params in rows:
         config = " ".join(f"{k}={v}" for k, v in sorted(params.items()))
         print(f"| {size}³ | {KERNEL} | {args.precision} | {ours:.1f} | {ref:.1f} | **{ratio:.2f}** | {error:.1e} | {config} |")
-    path = os.path.join(ROOT, "bench", "results", "kokkos-tune.json")
-    with open(path, "w") as f:
-        json.dump({"command": " ".join(sys.argv), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                   "commit": git_commit(), "device": device, "reference": reference_version, "runs": runs},
-                  f, indent=2)
-    print(f"\n({device['name']}; reference: {reference_version}; raw runs: {os.path.relpath(path, ROOT)})")
+    document = {"command": " ".join(sys.argv), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "commit": git_commit(), "device": device, "reference": reference_version, "runs": runs}
+    saved = save_results("kokkos-tune.json", document)
+    print(f"\n({device['name']}; reference: {reference_version}; raw runs: {saved})")
 
 
 if __name__ == "__main__":

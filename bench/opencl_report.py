@@ -11,20 +11,9 @@ bench/results/opencl-tune.json.
 """
 import argparse
 import datetime
-import json
-import os
-import subprocess
 import sys
 
-from cpu_report import DEFAULT_CLI, ROOT, git_commit
-
-
-def gemmlab(cli, *args):
-    cmd = [cli, *map(str, args), "--json"]
-    out = subprocess.run(cmd, check=False, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
-    return json.loads(out.stdout)
+from cpu_report import DEFAULT_CLI, gemmlab, git_commit, save_results
 
 
 def main():
@@ -51,11 +40,10 @@ def main():
     for size, kernel, ours, ref, ratio, params in rows:
         config = " ".join(f"{k}={v}" for k, v in sorted(params.items()))
         print(f"| {size}³ | {kernel} | {ours:.1f} | {ref:.1f} | **{ratio:.2f}** | {config} |")
-    path = os.path.join(ROOT, "bench", "results", "opencl-tune.json")
-    with open(path, "w") as f:
-        json.dump({"command": " ".join(sys.argv), "date": datetime.datetime.now().isoformat(timespec="seconds"),
-                   "commit": git_commit(), "device": device, "runs": runs}, f, indent=2)
-    print(f"\n({device['name']}; raw runs: {os.path.relpath(path, ROOT)})")
+    document = {"command": " ".join(sys.argv), "date": datetime.datetime.now().isoformat(timespec="seconds"),
+                "commit": git_commit(), "device": device, "runs": runs}
+    saved = save_results("opencl-tune.json", document)
+    print(f"\n({device['name']}; raw runs: {saved})")
 
 
 if __name__ == "__main__":

@@ -11,20 +11,10 @@ devices and the command line to bench/results/systolic-staircase.json.
 """
 import argparse
 import datetime
-import json
 import os
-import subprocess
 import sys
 
-from cpu_report import DEFAULT_CLI, ROOT, git_commit
-
-
-def gemmlab(cli, *args):
-    cmd = [cli, *map(str, args), "--json"]
-    out = subprocess.run(cmd, check=False, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({out.returncode}): {out.stderr.strip()}")
-    return json.loads(out.stdout)
+from cpu_report import DEFAULT_CLI, gemmlab, git_commit, save_results
 
 
 def main():
@@ -53,11 +43,10 @@ def main():
     for name, precision, first, heuristic, best, ratio, peak, params in rows:
         mapping = " ".join(f"{k}={v}" for k, v in sorted(params.items()))
         print(f"| {name} | {precision} | {first:.0f} | {heuristic:.0f} | {best:.0f} | {ratio:.3f} | {peak:.1f}% | {mapping} |")
-    path = os.path.join(ROOT, "bench", "results", "systolic-staircase.json")
-    with open(path, "w") as f:
-        json.dump({"command": " ".join(sys.argv), "date": datetime.datetime.now().isoformat(timespec="seconds"),
-                   "commit": git_commit(), "size": n, "budget": args.budget, "runs": runs}, f, indent=2)
-    print(f"\n(GFLOP/s at the preset's clock, one simulated array; raw runs: {os.path.relpath(path, ROOT)})")
+    document = {"command": " ".join(sys.argv), "date": datetime.datetime.now().isoformat(timespec="seconds"),
+                "commit": git_commit(), "size": n, "budget": args.budget, "runs": runs}
+    saved = save_results("systolic-staircase.json", document)
+    print(f"\n(GFLOP/s at the preset's clock, one simulated array; raw runs: {saved})")
 
 
 if __name__ == "__main__":
