@@ -3,7 +3,7 @@
 // Idea over 01: in 01 every element of A and B is read from the space's memory once per element
 // of C it contributes to. Here a hierarchical TeamPolicy gives each team (league rank) one
 // MT x NT tile of C. For each KT-deep step the team copies the MT x KT tile of A and the KT x NT
-// tile of B into its scratch memory (zero-padded past the edges of the matrices), meets at a
+// tile of B into its scratch memory (at the edges only the part inside the matrices), meets at a
 // barrier, and every (thread, vector lane) pair updates its elements of an MT x NT accumulator
 // tile, also in scratch: team threads (TeamThreadRange) take rows, vector lanes
 // (ThreadVectorRange) take columns. Each element of A and B staged is then used NT resp. MT times.
@@ -40,42 +40,41 @@ struct TeamScratchGemm {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const std::int64_t i0 = team.league_rank() / tiles_n * mt;
     const std::int64_t j0 = team.league_rank() % tiles_n * nt;
+    // The part of the tile inside C (all of it except at the bottom and right edges): only that
+    // part is staged, multiplied and written, so an edge tile costs what it covers.
+    const int rows = static_cast<int>(m - i0 < mt ? m - i0 : mt);
+    const int cols = static_cast<int>(n - j0 < nt ? n - j0 : nt);
     Tile a_tile(team.team_scratch(level), mt, kt);
     Tile b_tile(team.team_scratch(level), kt, nt);
     Tile acc(team.team_scratch(level), mt, nt);
 
     // Each (thread, lane) pair owns the same accumulators in every loop below: no barrier needed
     // between zeroing, updating and writing them.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, mt), [&](const int i) {
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nt), [&](const int j) { acc(i, j) = T(0); });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int i) {
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, cols), [&](const int j) { acc(i, j) = T(0); });
     });
     for (std::int64_t k0 = 0; k0 < k; k0 += kt) {
+      const int depth = static_cast<int>(k - k0 < kt ? k - k0 : kt);  // the last step may be shallower
       team.team_barrier();  // the previous step's tiles are no longer read
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, mt), [&](const int i) {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kt), [&](const int q) {
-          a_tile(i, q) = i0 + i < m && k0 + q < k ? a(i0 + i, k0 + q) : T(0);
-        });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int i) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, depth), [&](const int q) { a_tile(i, q) = a(i0 + i, k0 + q); });
       });
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kt), [&](const int q) {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nt), [&](const int j) {
-          b_tile(q, j) = k0 + q < k && j0 + j < n ? b(k0 + q, j0 + j) : T(0);
-        });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, depth), [&](const int q) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, cols), [&](const int j) { b_tile(q, j) = b(k0 + q, j0 + j); });
       });
       team.team_barrier();  // the tiles are complete
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, mt), [&](const int i) {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nt), [&](const int j) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int i) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, cols), [&](const int j) {
           T sum = acc(i, j);
-          for (int q = 0; q < kt; ++q) sum += a_tile(i, q) * b_tile(q, j);
+          for (int q = 0; q < depth; ++q) sum += a_tile(i, q) * b_tile(q, j);
           acc(i, j) = sum;
         });
       });
     }
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, mt), [&](const int i) {
-      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nt), [&](const int j) {
-        if (i0 + i < m && j0 + j < n) {
-          const T result = alpha * acc(i, j);
-          c(i0 + i, j0 + j) = beta == T(0) ? result : result + beta * c(i0 + i, j0 + j);
-        }
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int i) {
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, cols), [&](const int j) {
+        const T result = alpha * acc(i, j);
+        c(i0 + i, j0 + j) = beta == T(0) ? result : result + beta * c(i0 + i, j0 + j);
       });
     });
   }

@@ -97,56 +97,58 @@ struct RegisterBlockedGemm {
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const std::int64_t i0 = team.league_rank() / tiles_n * mt;
     const std::int64_t j0 = team.league_rank() % tiles_n * nt;
-    const int blocks_m = row_blocks(mt);
     const std::int64_t row_end = i0 + mt < m ? i0 + mt : m;  // rows of C this team owns
-    Panels a_panels(team.team_scratch(level), static_cast<std::size_t>(blocks_m) * RM * kt);
+    const std::int64_t col_end = j0 + nt < n ? j0 + nt : n;
+    // Only the blocks holding part of C are staged and multiplied: an edge tile (or a problem
+    // smaller than one tile) costs what it covers, not MT x NT.
+    const int blocks_m = static_cast<int>((row_end - i0 + RM - 1) / RM);
+    const int blocks_n = static_cast<int>((col_end - j0 + RN - 1) / RN);
+    Panels a_panels(team.team_scratch(level), static_cast<std::size_t>(row_blocks(mt)) * RM * kt);
     Panels b_panels(team.team_scratch(level), static_cast<std::size_t>(kt) * nt);
     T* const a_pack = a_panels.data();
     T* const b_pack = b_panels.data();
     for (std::int64_t k0 = 0; k0 < k; k0 += kt) {
+      // The last step may be shallower than KT: only its valid depth is staged and multiplied.
+      const int depth = static_cast<int>(k - k0 < kt ? k - k0 : kt);
       team.team_barrier();  // the previous step's panels are no longer read
       // Staging is a large share of the work when a tile row of B is staged for every row of
-      // tiles: panels inside the matrices copy without bounds checks (contiguous runs the
-      // compiler vectorises), edge panels zero-pad.
-      const bool inside_k = k0 + kt <= k;
+      // tiles: whole panels copy without bounds checks (contiguous runs the compiler
+      // vectorises), a partial edge panel zero-pads the rows or columns past C.
       // A is staged panel by panel with the panel's RM values of one step written together: the
       // writes are one sequential run and each of the RM rows of A is read sequentially (writing
       // row by row instead scatters every element RM apart, which cost more than the copy itself).
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, blocks_m), [&](const int rb) {
         T* const panel = a_pack + static_cast<std::size_t>(rb) * kt * RM;
         const std::int64_t row0 = i0 + rb * RM;
-        if (inside_k && row0 + RM <= row_end)
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kt), [&](const int q) {
+        if (row0 + RM <= row_end)
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, depth), [&](const int q) {
             for (int r = 0; r < RM; ++r) panel[q * RM + r] = a(row0 + r, k0 + q);
           });
         else
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kt), [&](const int q) {
-            for (int r = 0; r < RM; ++r)
-              panel[q * RM + r] = row0 + r < row_end && k0 + q < k ? a(row0 + r, k0 + q) : T(0);
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, depth), [&](const int q) {
+            for (int r = 0; r < RM; ++r) panel[q * RM + r] = row0 + r < row_end ? a(row0 + r, k0 + q) : T(0);
           });
       });
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kt), [&](const int q) {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nt / RN), [&](const int cb) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, depth), [&](const int q) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, blocks_n), [&](const int cb) {
           T* b_run = b_pack + (static_cast<std::size_t>(cb) * kt + q) * RN;
           const std::int64_t col0 = j0 + cb * RN;
-          if (inside_k && col0 + RN <= n) {
+          if (col0 + RN <= n) {
             const T* from = &b(k0 + q, col0);
             for (int j = 0; j < RN; ++j) b_run[j] = from[j];
           } else {
-            for (int j = 0; j < RN; ++j) b_run[j] = k0 + q < k && col0 + j < n ? b(k0 + q, col0 + j) : T(0);
+            for (int j = 0; j < RN; ++j) b_run[j] = col0 + j < n ? b(k0 + q, col0 + j) : T(0);
           }
         });
       });
       team.team_barrier();  // the panels are complete
-      // The last step may be shallower than KT: only its valid depth is multiplied.
-      const int depth = static_cast<int>(k - k0 < kt ? k - k0 : kt);
       const bool first_step = k0 == 0;
       // Each (thread, lane) pair owns the same blocks of C in every step: no race on C.
       // Threads take rows of blocks and lanes columns: on the host a row of blocks keeps its A
       // panel in L1 while the B panels stream from L2, and C is then updated left to right along
       // its rows, an order the hardware prefetcher follows.
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, blocks_m), [&](const int rb) {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, nt / RN), [&](const int cb) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, blocks_n), [&](const int cb) {
           block(a_pack + static_cast<std::size_t>(rb) * kt * RM, b_pack + static_cast<std::size_t>(cb) * kt * RN, rb, cb,
                 depth, i0, j0, row_end, first_step);
         });
