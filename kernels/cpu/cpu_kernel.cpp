@@ -12,19 +12,13 @@ Support CpuKernel::supported(const DeviceInfo& device) const {
 
 std::unique_ptr<Executable> CpuKernel::prepare(Device& device, const Problem& problem,
                                                const Config& config) const {
-  if (auto s = supported(device.info()); !s.ok) throw Unsupported(name_ + ": " + s.reason);
-  validate(problem);
-  if (!supports(problem.precision))
-    throw std::invalid_argument(name_ + " has no " + std::string(to_string(problem.precision)) +
-                                " variant; precisions: fp32, fp64");
+  check_device_and_problem(device.info(), problem);
   space(device.info(), problem.precision).check(config);
   return build(device.info(), problem, config);
 }
 
 std::string CpuKernel::source_hash() const {
-  const auto found = embedded_files().find(name_ + ".cpp");
-  if (found == embedded_files().end()) throw std::logic_error("no embedded source kernels/cpu/" + name_ + ".cpp");
-  return std::string(found->second.sha256);
+  return embedded_sha256(embedded_files(), "cpu", name_ + ".cpp");
 }
 
 }  // namespace gemmlab::cpu

@@ -45,9 +45,7 @@ std::string OpenClKernel::options(const Config& config) {
 }
 
 std::string OpenClKernel::source_hash() const {
-  const auto found = embedded_files().find(name_ + ".cl");
-  if (found == embedded_files().end()) throw std::logic_error("no embedded source kernels/opencl/" + name_ + ".cl");
-  return std::string(found->second.sha256);
+  return embedded_sha256(embedded_files(), "opencl", name_ + ".cl");
 }
 
 void OpenClKernel::prepare_ahead(const DeviceInfo& device, Precision precision, const Config& config) const {
@@ -105,11 +103,7 @@ class ClExecutable final : public Executable {
 }  // namespace
 
 std::unique_ptr<Executable> OpenClKernel::prepare(Device& device, const Problem& problem, const Config& config) const {
-  if (auto s = supported(device.info()); !s.ok) throw Unsupported(name_ + ": " + s.reason);
-  validate(problem);
-  if (!supports(problem.precision))
-    throw std::invalid_argument(name_ + " has no " + std::string(to_string(problem.precision)) +
-                                " variant; precisions: fp32, fp64");
+  check_device_and_problem(device.info(), problem);
   if (problem.precision == Precision::fp64 && !device.info().has_feature("fp64"))
     throw Unsupported(name_ + ": " + device.info().name + " has no fp64 (cl_khr_fp64)");
   // The kernels index with 32-bit integers.

@@ -57,11 +57,7 @@ class MappingExecutable final : public Executable {
 }  // namespace
 
 std::unique_ptr<Executable> SystolicKernel::prepare(Device& device, const Problem& problem, const Config& config) const {
-  if (auto s = supported(device.info()); !s.ok) throw Unsupported(name_ + ": " + s.reason);
-  validate(problem);
-  if (!supports(problem.precision))
-    throw std::invalid_argument(name_ + " has no " + std::string(to_string(problem.precision)) +
-                                " variant; precisions: bf16, int8, fp32");
+  check_device_and_problem(device.info(), problem);
   const SearchSpace space = this->space(device.info(), problem.precision);
   if (!space.is_valid(config) && space.valid_size() == 0)
     throw Unsupported(name_ + ": the buffers of " + device.info().name + " hold no " +
@@ -78,9 +74,7 @@ std::unique_ptr<Executable> SystolicKernel::prepare(Device& device, const Proble
 }
 
 std::string SystolicKernel::source_hash() const {
-  const auto found = embedded_files().find(name_ + ".cpp");
-  if (found == embedded_files().end()) throw std::logic_error("no embedded source kernels/systolic/" + name_ + ".cpp");
-  return std::string(found->second.sha256);
+  return embedded_sha256(embedded_files(), "systolic", name_ + ".cpp");
 }
 
 }  // namespace gemmlab::systolic

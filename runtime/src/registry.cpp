@@ -9,6 +9,17 @@ CompileReport Kernel::compile_only(const CompileTarget& target, Precision, const
                     " to compile for at run time");
 }
 
+void Kernel::check_device_and_problem(const DeviceInfo& device, const Problem& problem) const {
+  if (auto s = supported(device); !s.ok) throw Unsupported(std::string(name()) + ": " + s.reason);
+  validate(problem);
+  if (!supports(problem.precision)) {
+    std::string list;
+    for (const Precision p : precisions()) list += (list.empty() ? "" : ", ") + std::string(to_string(p));
+    throw std::invalid_argument(std::string(name()) + " has no " + std::string(to_string(problem.precision)) +
+                                " variant; precisions: " + list);
+  }
+}
+
 bool Kernel::supports(Precision p) const {
   auto list = precisions();
   return std::find(list.begin(), list.end(), p) != list.end();

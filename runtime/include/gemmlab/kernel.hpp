@@ -101,6 +101,12 @@ class Kernel {
   // listing in `gemmlab kernels` includes what compiling them gave (registers, LDS, instructions).
   virtual bool compiled_ahead_of_time() const { return false; }
   bool supports(Precision p) const;
+
+ protected:
+  // The checks a prepare() starts with: the device can run the kernel (else Unsupported), the
+  // problem is valid, and the kernel has its precision (else std::invalid_argument naming those
+  // it has).
+  void check_device_and_problem(const DeviceInfo& device, const Problem& problem) const;
 };
 
 // A vendor library computing the same GEMM on the same device, for timing comparisons.
