@@ -17,6 +17,8 @@ std::string content_hash(const std::string& text);
 
 // A whole file's bytes ("" when it cannot be read).
 std::string read_file(const std::filesystem::path& path);
+// Writes `text` as the whole file; std::runtime_error naming the path when it cannot.
+void write_file(const std::filesystem::path& path, const std::string& text);
 
 // A build's named parts ("log", "cubin", ...).
 struct CachedBuild {

@@ -32,12 +32,6 @@ extern char** environ;
 namespace gemmlab::hip {
 namespace {
 
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + path.string());
-}
-
 // A directory of its own for one compilation, removed afterwards.
 class WorkDir {
  public:
