@@ -17,6 +17,7 @@
 #include "gemmlab/cpu.hpp"
 #include "gemmlab/evaluate.hpp"
 #include "gemmlab/measure.hpp"
+#include "gemmlab/setup.hpp"
 
 namespace {
 
@@ -25,10 +26,13 @@ using namespace gemmlab;
 int g_threads = 1;
 Precision g_precision = Precision::fp32;
 
-Device& cpu_device() {
-  static auto device = registry().backend("cpu").open(0);
-  return *device;
+// The CPU and the fp64 truth the pre-check validates against (no timed reference: the benchmark
+// times the references as benchmarks of their own).
+EvaluationSetup& cpu_setup() {
+  static EvaluationSetup setup = open_evaluation(registry().backend("cpu"), {.timed_reference = false});
+  return setup;
 }
+Device& cpu_device() { return *cpu_setup().device; }
 
 // Operands of one size, allocated once and shared by every benchmark of that size.
 struct Operands64 {
@@ -63,10 +67,9 @@ void timed_loop(benchmark::State& state, const Problem& p, Run run) {
 
 // The pre-check's Evaluator for a size: operands and fp64 truth made once, shared by all kernels.
 Evaluator& checker_for(const Problem& p) {
-  static auto truth = cpu::load_cblas("openblas");
   static std::map<std::int64_t, std::unique_ptr<Evaluator>> checkers;
   auto& e = checkers[p.m];
-  if (!e) e = std::make_unique<Evaluator>(cpu_device(), p, truth.get(), 42);
+  if (!e) e = std::make_unique<Evaluator>(cpu_device(), p, cpu_setup().truth.get(), 42);
   return *e;
 }
 

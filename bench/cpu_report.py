@@ -38,6 +38,24 @@ def device(cli):
     return json.loads(out.stdout)["devices"][0]
 
 
+def backend_devices(cli, backend, missing):
+    """The devices `gemmlab devices` lists for `backend` (not measured); none ends the script saying `missing`."""
+    devices = [d for d in gemmlab(cli, "devices", "--no-measure")["devices"] if d["backend"] == backend]
+    if not devices:
+        sys.exit(missing)
+    return devices
+
+
+def tuning_arguments(doc, sizes, budget):
+    """The options of the tuning reports: --gemmlab, --device, --sizes and --budget, with these defaults."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gemmlab", default=DEFAULT_CLI, help="path of the gemmlab program")
+    parser.add_argument("--device", type=int, default=0)
+    parser.add_argument("--sizes", default=sizes)
+    parser.add_argument("--budget", type=int, default=budget)
+    return parser
+
+
 def git_commit():
     """HEAD, with "+dirty" when the working tree differs from it (the binary may too)."""
     try:

@@ -11,27 +11,20 @@ library Kokkos Kernels hands LayoutRight host GEMMs to, where it was built with 
 `gemmlab run` of the best configuration. Prints a Markdown table and writes the runs, the device,
 the date and the command line to bench/results/kokkos-tune.json.
 """
-import argparse
 import datetime
 import sys
 
-from cpu_report import DEFAULT_CLI, gemmlab, git_commit, save_results
+from cpu_report import backend_devices, gemmlab, git_commit, save_results, tuning_arguments
 
 KERNEL = "03_team_register_blocked"
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--gemmlab", default=DEFAULT_CLI, help="path of the gemmlab program")
-    parser.add_argument("--device", type=int, default=0)
-    parser.add_argument("--sizes", default="512,1024")
-    parser.add_argument("--budget", type=int, default=300)
+    parser = tuning_arguments(__doc__, sizes="512,1024", budget=300)
     parser.add_argument("--precision", default="fp32")
     args = parser.parse_args()
-    devices = [d for d in gemmlab(args.gemmlab, "devices", "--no-measure")["devices"] if d["backend"] == "kokkos"]
-    if not devices:
-        sys.exit("no Kokkos device: build with Kokkos (scripts/install-deps.sh installs Debian's)")
-    device = devices[args.device]
+    device = backend_devices(args.gemmlab, "kokkos",
+                             "no Kokkos device: build with Kokkos (scripts/install-deps.sh installs Debian's)")[args.device]
     runs, rows, reference_version = [], [], None
     for size in map(int, args.sizes.split(",")):
         tune_args = ["tune", "--backend", "kokkos", "--device", args.device, "--kernel", KERNEL,

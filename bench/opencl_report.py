@@ -9,24 +9,16 @@ configuration and CLBlast alternately in the same process, so the ratio is from 
 Markdown table and writes the runs, the device and the command line to
 bench/results/opencl-tune.json.
 """
-import argparse
 import datetime
 import sys
 
-from cpu_report import DEFAULT_CLI, gemmlab, git_commit, save_results
+from cpu_report import backend_devices, gemmlab, git_commit, save_results, tuning_arguments
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--gemmlab", default=DEFAULT_CLI, help="path of the gemmlab program")
-    parser.add_argument("--device", type=int, default=0)
-    parser.add_argument("--sizes", default="1024,2048")
-    parser.add_argument("--budget", type=int, default=60)
-    args = parser.parse_args()
-    devices = [d for d in gemmlab(args.gemmlab, "devices", "--no-measure")["devices"] if d["backend"] == "opencl"]
-    if not devices:
-        sys.exit("no OpenCL device: install pocl-opencl-icd (scripts/install-deps.sh)")
-    device = devices[args.device]
+    args = tuning_arguments(__doc__, sizes="1024,2048", budget=60).parse_args()
+    device = backend_devices(args.gemmlab, "opencl", "no OpenCL device: install pocl-opencl-icd (scripts/install-deps.sh)")[
+        args.device]
     runs, rows = [], []
     for size in map(int, args.sizes.split(",")):
         for kernel in ("03_register_tiled", "04_interior_fast_path"):

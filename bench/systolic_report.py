@@ -14,7 +14,7 @@ import datetime
 import os
 import sys
 
-from cpu_report import DEFAULT_CLI, gemmlab, git_commit, save_results
+from cpu_report import backend_devices, DEFAULT_CLI, gemmlab, git_commit, save_results
 
 
 def main():
@@ -25,7 +25,7 @@ def main():
     args = parser.parse_args()
     if not os.path.exists(args.gemmlab):
         sys.exit(f"{args.gemmlab} not found: build first (cmake --preset default && cmake --build --preset default)")
-    devices = [d for d in gemmlab(args.gemmlab, "devices", "--no-measure")["devices"] if d["backend"] == "systolic"]
+    devices = backend_devices(args.gemmlab, "systolic", "no systolic device: gemmlab lists one per preset")
     n = args.size
     rows, runs = [], []
     for d in devices:

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -76,6 +77,19 @@ inline nlohmann::json parse_json(const CliResult& r) {
     ADD_FAILURE() << "stdout is not a JSON document (" << e.what() << ")\n" << r;
     return nlohmann::json();
   }
+}
+
+// Runs `gemmlab <args>` and checks that it rejects them as bad input: exit status 2 and an error
+// message on stderr that contains each of `words`.
+inline ::testing::AssertionResult exits_2_saying(const std::string& args, const std::vector<std::string>& words = {},
+                                                 const std::string& env = "") {
+  const CliResult r = run_cli(args, env);
+  if (r.status != 2) return ::testing::AssertionFailure() << "gemmlab " << args << ": expected exit status 2\n" << r;
+  if (r.err.empty()) return ::testing::AssertionFailure() << "gemmlab " << args << ": no error message\n" << r;
+  for (const std::string& w : words)
+    if (r.err.find(w) == std::string::npos)
+      return ::testing::AssertionFailure() << "gemmlab " << args << ": stderr should mention " << w << "\n" << r;
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace gemmlab::testing

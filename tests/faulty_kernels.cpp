@@ -60,34 +60,40 @@ class NaiveRun final : public Executable {
   CrashMode mode_;
 };
 
-SearchSpace one_parameter(const std::string& name, std::vector<std::int64_t> values) {
+}  // namespace
+
+TestKernel::TestKernel(std::string name, std::string summary, Precision precision, std::string parameter,
+                       std::vector<ParamValue> values, Builder builder)
+    : Kernel({.name = std::move(name),
+              .backend = "cpu",
+              .summary = std::move(summary),
+              .precisions = {precision},
+              .source_sha256 = "test"}),
+      parameter_(std::move(parameter)), values_(std::move(values)), builder_(std::move(builder)) {}
+
+SearchSpace TestKernel::space(const DeviceInfo&, Precision) const {
   SearchSpace s;
-  s.add(name, std::move(values), "");
+  s.add(parameter_, values_, "");
   return s;
 }
 
-}  // namespace
+FaultyKernel::FaultyKernel()
+    : TestKernel("faulty", "test kernel with broken configurations", Precision::fp64, "X", {1, 2, 3, 4},
+                 [](const Problem& p, ParamValue x) -> std::unique_ptr<Executable> {
+                   if (x == 3) throw ConfigError("X=3 cannot be built");
+                   return std::make_unique<NaiveRun>(p, x == 4 ? 1.0 : 0.0, 1, correct);
+                 }) {}
 
-SearchSpace FaultyKernel::space(const DeviceInfo&, Precision) const { return one_parameter("X", {1, 2, 3, 4}); }
+SlowKernel::SlowKernel()
+    : TestKernel("slow", "test kernel with one very slow configuration", Precision::fp64, "X", {1, 2},
+                 [](const Problem& p, ParamValue x) { return std::make_unique<NaiveRun>(p, 0.0, x == 2 ? 300 : 1, correct); }) {}
 
-std::unique_ptr<Executable> FaultyKernel::prepare(Device&, const Problem& p, const Config& c) const {
-  if (c.at("X") == 3) throw ConfigError("X=3 cannot be built");
-  return std::make_unique<NaiveRun>(p, c.at("X") == 4 ? 1.0 : 0.0, 1, correct);
-}
-
-SearchSpace SlowKernel::space(const DeviceInfo&, Precision) const { return one_parameter("X", {1, 2}); }
-
-std::unique_ptr<Executable> SlowKernel::prepare(Device&, const Problem& p, const Config& c) const {
-  return std::make_unique<NaiveRun>(p, 0.0, c.at("X") == 2 ? 300 : 1, correct);
-}
-
-SearchSpace CrashingKernel::space(const DeviceInfo&, Precision) const {
-  return one_parameter("MODE", {correct, segfault, hang, abort_process, correct_again, exhaust_memory});
-}
-
-std::unique_ptr<Executable> CrashingKernel::prepare(Device&, const Problem& p, const Config& c) const {
-  return std::make_unique<NaiveRun>(p, 0.0, 1, static_cast<CrashMode>(c.at("MODE")));
-}
+CrashingKernel::CrashingKernel()
+    : TestKernel("crashing", "test kernel whose configurations crash, hang or exhaust memory", Precision::fp64, "MODE",
+                 {correct, segfault, hang, abort_process, correct_again, exhaust_memory},
+                 [](const Problem& p, ParamValue mode) {
+                   return std::make_unique<NaiveRun>(p, 0.0, 1, static_cast<CrashMode>(mode));
+                 }) {}
 
 void register_faulty_kernels(Registry& registry) {
   registry.add_kernel(std::make_unique<FaultyKernel>());

@@ -4,48 +4,47 @@
 // sandboxed evaluation can be tested with real crashes and hangs.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "gemmlab/registry.hpp"
 
 namespace gemmlab::testing {
 
-// What every test kernel shares: a cpu-backend kernel of one precision that any device runs,
-// with one parameter and a fixed source hash.
+// What every test kernel shares: a cpu-backend kernel of one precision that any device runs, with
+// one parameter taking `values` and a fixed source hash; a configuration is built by `builder`
+// from the problem and the parameter's value.
 class TestKernel : public Kernel {
  public:
-  TestKernel(std::string name, std::string summary, Precision precision, std::string parameter)
-      : name_(std::move(name)), summary_(std::move(summary)), precision_(precision), parameter_(std::move(parameter)) {}
-  std::string_view name() const override { return name_; }
-  std::string_view backend() const override { return "cpu"; }
-  std::string_view summary() const override { return summary_; }
-  std::vector<Precision> precisions() const override { return {precision_}; }
+  using Builder = std::function<std::unique_ptr<Executable>(const Problem&, ParamValue)>;
+  TestKernel(std::string name, std::string summary, Precision precision, std::string parameter,
+             std::vector<ParamValue> values, Builder builder = {});
   Support supported(const DeviceInfo&) const override { return {}; }
-  Config default_config(const DeviceInfo& device, Precision p) const override {
-    return {{parameter_, space(device, p).parameters().front().values.front()}};
+  SearchSpace space(const DeviceInfo&, Precision) const override;
+
+ protected:
+  Config preferred_config(const DeviceInfo&, Precision) const override { return {{parameter_, values_.front()}}; }
+  std::unique_ptr<Executable> build(Device&, const Problem& p, const Config& c) const override {
+    return builder_(p, c.at(parameter_));
   }
-  std::string source_hash() const override { return "test"; }
 
  private:
-  std::string name_, summary_;
-  Precision precision_;
   std::string parameter_;
+  std::vector<ParamValue> values_;
+  Builder builder_;
 };
 
 // X in {1, 2, 3, 4}: 1 and 2 are correct, 3 cannot be built, 4 computes a wrong result.
 class FaultyKernel final : public TestKernel {
  public:
-  FaultyKernel() : TestKernel("faulty", "test kernel with broken configurations", Precision::fp64, "X") {}
-  SearchSpace space(const DeviceInfo&, Precision) const override;
-  std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override;
+  FaultyKernel();
 };
 
 // X in {1, 2}: X = 2 computes the same correct result but repeats the work 300 times.
 class SlowKernel final : public TestKernel {
  public:
-  SlowKernel() : TestKernel("slow", "test kernel with one very slow configuration", Precision::fp64, "X") {}
-  SearchSpace space(const DeviceInfo&, Precision) const override;
-  std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override;
+  SlowKernel();
 };
 
 // What a configuration of CrashingKernel does when it runs.
@@ -61,9 +60,7 @@ enum CrashMode : std::int64_t {
 // MODE in CrashMode: the faults only a sandboxed evaluation survives.
 class CrashingKernel final : public TestKernel {
  public:
-  CrashingKernel() : TestKernel("crashing", "test kernel whose configurations crash, hang or exhaust memory", Precision::fp64, "MODE") {}
-  SearchSpace space(const DeviceInfo&, Precision) const override;
-  std::unique_ptr<Executable> prepare(Device&, const Problem& p, const Config& c) const override;
+  CrashingKernel();
 };
 
 // Adds the three kernels above to `registry` (whose cpu backend must be registered).

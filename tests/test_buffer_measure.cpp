@@ -160,11 +160,7 @@ struct FakeRun {
 
 TEST(Measure, StopsAtMinRepetitionsWhenSamplesAgree) {
   FakeRun run{{1e-3}};
-  MeasureOptions o;
-  o.warmup = 2;
-  o.min_repetitions = 7;
-  o.max_repetitions = 100;
-  o.max_seconds = 1e9;
+  const MeasureOptions o{.warmup = 2, .min_repetitions = 7, .max_repetitions = 100, .max_seconds = 1e9};
   const Measurement m = measure(std::ref(run), o);
   EXPECT_EQ(m.repetitions, 7);
   EXPECT_EQ(m.samples_s.size(), 7u);
@@ -175,11 +171,7 @@ TEST(Measure, StopsAtMinRepetitionsWhenSamplesAgree) {
 
 TEST(Measure, StopsAtMaxRepetitionsWhenSpreadStaysLarge) {
   FakeRun run{{1e-3, 3e-3}};  // spread 1: never within target
-  MeasureOptions o;
-  o.warmup = 0;
-  o.min_repetitions = 5;
-  o.max_repetitions = 40;
-  o.max_seconds = 1e9;
+  const MeasureOptions o{.warmup = 0, .min_repetitions = 5, .max_repetitions = 40, .max_seconds = 1e9};
   const Measurement m = measure(std::ref(run), o);
   EXPECT_EQ(m.repetitions, 40);
   EXPECT_EQ(run.calls, 40);
@@ -188,22 +180,14 @@ TEST(Measure, StopsAtMaxRepetitionsWhenSpreadStaysLarge) {
 
 TEST(Measure, MinRepetitionsAreTakenEvenPastTheTimeLimit) {
   FakeRun run{{10.0, 30.0}};
-  MeasureOptions o;
-  o.warmup = 1;
-  o.min_repetitions = 5;
-  o.max_repetitions = 100;
-  o.max_seconds = 1.0;
+  const MeasureOptions o{.warmup = 1, .min_repetitions = 5, .max_repetitions = 100, .max_seconds = 1.0};
   const Measurement m = measure(std::ref(run), o);
   EXPECT_EQ(m.repetitions, 5) << "the time limit must not cut below min_repetitions, nor go on past it";
 }
 
 TEST(Measure, StopsOnceMeasuredTimeReachesMaxSeconds) {
   FakeRun run{{0.125, 0.375}};  // cumulative: 0.125 0.5 0.625 1.0
-  MeasureOptions o;
-  o.warmup = 0;
-  o.min_repetitions = 2;
-  o.max_repetitions = 1000;
-  o.max_seconds = 1.0;
+  const MeasureOptions o{.warmup = 0, .min_repetitions = 2, .max_repetitions = 1000, .max_seconds = 1.0};
   const Measurement m = measure(std::ref(run), o);
   EXPECT_EQ(m.repetitions, 4);
 }
@@ -211,10 +195,7 @@ TEST(Measure, StopsOnceMeasuredTimeReachesMaxSeconds) {
 TEST(Measure, WarmupRunsAreNotSampled) {
   int calls = 0;
   auto run = [&] { return ++calls <= 3 ? 100.0 : 1e-3; };
-  MeasureOptions o;
-  o.warmup = 3;
-  o.min_repetitions = 5;
-  o.max_seconds = 1e9;
+  const MeasureOptions o{.warmup = 3, .min_repetitions = 5, .max_seconds = 1e9};
   const Measurement m = measure(run, o);
   EXPECT_DOUBLE_EQ(m.max_s, 1e-3) << "a warm-up duration leaked into the samples";
   EXPECT_EQ(calls, 3 + m.repetitions);
@@ -245,14 +226,9 @@ int blocks_of(const std::string& s, char name, std::size_t skip) {
 
 TEST(MeasureInterleaved, AlternatesBlocksAndDiscardsTheSettleRunsOfEachBlock) {
   Interleaving fake;
-  MeasureOptions o;
-  o.warmup = 1;
-  o.min_repetitions = 5;
-  o.max_repetitions = 1000;
-  o.max_seconds = 1e9;
-  o.block_seconds = 0.125;
   // Settling takes the first run (1/32 s) and two steady ones (1/64 s each): 3 discarded runs.
-  o.settle_seconds = 0.0625;
+  const MeasureOptions o{.warmup = 1, .min_repetitions = 5, .max_repetitions = 1000, .max_seconds = 1e9,
+                         .block_seconds = 0.125, .settle_seconds = 0.0625};
   const auto [a, b] = measure_interleaved(fake.side('a'), fake.side('b'), o);
   const std::string& s = fake.sequence;
   SCOPED_TRACE("call sequence: " + s);
@@ -279,13 +255,9 @@ TEST(MeasureInterleaved, KeepsBlockingUntilBothSidesHaveMinRepetitions) {
   Interleaving fake;
   fake.first_of_block = 1.0;  // longer than block_seconds: one sampled run per block
   fake.steady = 1.0;
-  MeasureOptions o;
-  o.warmup = 0;
-  o.min_repetitions = 4;
-  o.max_repetitions = 1000;
-  o.max_seconds = 1e-3;  // already exceeded after the first block
-  o.block_seconds = 0.1;
-  o.settle_seconds = 0.5;  // one run settles
+  // The time limit is exceeded after the first block; one run settles in each block.
+  const MeasureOptions o{.warmup = 0, .min_repetitions = 4, .max_repetitions = 1000, .max_seconds = 1e-3,
+                         .block_seconds = 0.1, .settle_seconds = 0.5};
   const auto [a, b] = measure_interleaved(fake.side('a'), fake.side('b'), o);
   EXPECT_EQ(a.repetitions, 4);
   EXPECT_EQ(b.repetitions, 4);
@@ -296,13 +268,9 @@ TEST(MeasureInterleaved, RespectsMaxRepetitionsOnBothSides) {
   int calls = 0;
   // Ever longer runs: the spread never settles and the time limit is far away.
   auto growing = [&] { return 1e-6 * ++calls; };
-  MeasureOptions o;
-  o.warmup = 1;
-  o.min_repetitions = 3;
-  o.max_repetitions = 30;
-  o.max_seconds = 1e9;
-  o.block_seconds = 1e-5;
-  o.settle_seconds = 0;  // one discarded run per block
+  // settle_seconds 0: one discarded run per block.
+  const MeasureOptions o{.warmup = 1, .min_repetitions = 3, .max_repetitions = 30, .max_seconds = 1e9,
+                         .block_seconds = 1e-5, .settle_seconds = 0};
   const auto [a, b] = measure_interleaved(growing, growing, o);
   EXPECT_EQ(a.repetitions, 30);
   EXPECT_EQ(b.repetitions, 30);

@@ -36,6 +36,7 @@ namespace {
 using nlohmann::json;
 using testing::contains;
 using testing::CliResult;
+using testing::exits_2_saying;
 using testing::parse_json;
 using testing::read_file;
 using testing::run_cli;
@@ -45,40 +46,41 @@ bool have_avx512() { return cpu::detect().has_feature("avx512f"); }
 #define SKIP_WITHOUT_AVX512() \
   if (!have_avx512()) GTEST_SKIP() << "this CPU has no AVX-512F: 05_packed_avx512 cannot run"
 
+// Runs `gemmlab <args>`, which must succeed (exit status 0) and print one JSON document: returns
+// the document, or null after failing the test.
+json run_json(const std::string& args, const std::string& env = "") {
+  const CliResult r = run_cli(args, env);
+  EXPECT_EQ(r.status, 0) << r;
+  return r.status == 0 ? parse_json(r) : json();
+}
+
 // --- bad input: exit status 2 -----------------------------------------------------------------
 
 TEST(CliRun, UnknownKernelExits2ListingTheKernels) {
-  const CliResult r = run_cli("run --kernel nope --m 8 --n 8 --k 8");
-  EXPECT_EQ(r.status, 2) << r;
-  for (const char* k : {"nope", "01_naive", "02_loop_order", "03_cache_blocked", "04_register_blocked_avx2",
-                        "05_packed_avx512"})
-    EXPECT_TRUE(contains(r.err, k)) << "stderr should mention " << k << "\n" << r;
+  EXPECT_TRUE(exits_2_saying("run --kernel nope --m 8 --n 8 --k 8",
+                             {"nope", "01_naive", "02_loop_order", "03_cache_blocked", "04_register_blocked_avx2",
+                              "05_packed_avx512"}));
 }
 
 TEST(CliRun, UnknownBackendExits2NamingTheBackends) {
-  const CliResult r = run_cli("run --backend nope --kernel 01_naive --m 8 --n 8 --k 8");
-  EXPECT_EQ(r.status, 2) << r;
-  EXPECT_TRUE(contains(r.err, "nope") && contains(r.err, "cpu")) << r;
+  EXPECT_TRUE(exits_2_saying("run --backend nope --kernel 01_naive --m 8 --n 8 --k 8", {"nope", "cpu"}));
 }
 
 TEST(CliRun, ParameterValueNotAllowedExits2ListingTheAllowedValues) {
   SKIP_WITHOUT_AVX512();
-  const CliResult r = run_cli("run --kernel 05_packed_avx512 --m 8 --n 8 --k 8 --param MR=5");
-  EXPECT_EQ(r.status, 2) << r;
-  EXPECT_TRUE(contains(r.err, "MR=5") && contains(r.err, "4, 6, 8, 12, 14, 16")) << r;
+  EXPECT_TRUE(exits_2_saying("run --kernel 05_packed_avx512 --m 8 --n 8 --k 8 --param MR=5",
+                             {"MR=5", "4, 6, 8, 12, 14, 16"}));
 }
 
 TEST(CliRun, ConfigurationViolatingTheRegisterConstraintExits2) {
   SKIP_WITHOUT_AVX512();
-  const CliResult r = run_cli("run --kernel 05_packed_avx512 --m 8 --n 8 --k 8 --param MR=16 --param NV=4");
-  EXPECT_EQ(r.status, 2) << r;
-  EXPECT_TRUE(contains(r.err, "MR*NV + NV + 1 <= 32")) << "stderr should quote the violated constraint\n" << r;
+  EXPECT_TRUE(exits_2_saying("run --kernel 05_packed_avx512 --m 8 --n 8 --k 8 --param MR=16 --param NV=4",
+                             {"MR*NV + NV + 1 <= zmm_registers", "zmm_registers = 32"}))
+      << "stderr should quote the violated constraint and the named values it compares";
 }
 
 TEST(CliRun, UnknownParameterExits2ListingTheParameters) {
-  const CliResult r = run_cli("run --kernel 03_cache_blocked --m 8 --n 8 --k 8 --param FOO=1");
-  EXPECT_EQ(r.status, 2) << r;
-  EXPECT_TRUE(contains(r.err, "FOO") && contains(r.err, "MC") && contains(r.err, "KC") && contains(r.err, "NC")) << r;
+  EXPECT_TRUE(exits_2_saying("run --kernel 03_cache_blocked --m 8 --n 8 --k 8 --param FOO=1", {"FOO", "MC", "KC", "NC"}));
 }
 
 TEST(CliRun, MalformedParameterExits2) {
@@ -101,12 +103,8 @@ TEST(CliRun, LeadingDimensionTooSmallExits2NamingIt) {
 }
 
 TEST(CliRun, UnknownOrUnsupportedPrecisionExits2) {
-  const CliResult unknown = run_cli("run --kernel 01_naive --m 8 --n 8 --k 8 --precision fp128");
-  EXPECT_EQ(unknown.status, 2) << unknown;
-  EXPECT_TRUE(contains(unknown.err, "fp128")) << unknown;
-  const CliResult unsupported = run_cli("run --kernel 01_naive --m 8 --n 8 --k 8 --precision fp16");
-  EXPECT_EQ(unsupported.status, 2) << unsupported;
-  EXPECT_TRUE(contains(unsupported.err, "fp16")) << unsupported;
+  for (const std::string precision : {"fp128", "fp16"})
+    EXPECT_TRUE(exits_2_saying("run --kernel 01_naive --m 8 --n 8 --k 8 --precision " + precision, {precision}));
 }
 
 TEST(CliRun, MissingRequiredOptionOrNonNumericValueExits2) {
@@ -117,10 +115,8 @@ TEST(CliRun, MissingRequiredOptionOrNonNumericValueExits2) {
 }
 
 TEST(CliRun, KernelNeedingHiddenInstructionSetExits2SayingUnsupported) {
-  const CliResult r = run_cli("run --kernel 05_packed_avx512 --m 8 --n 8 --k 8 --max-seconds 0.01",
-                              "GEMMLAB_CPU_DISABLE=avx512f");
-  EXPECT_EQ(r.status, 2) << r;
-  EXPECT_TRUE(contains(r.err, "avx512f")) << r;
+  EXPECT_TRUE(exits_2_saying("run --kernel 05_packed_avx512 --m 8 --n 8 --k 8 --max-seconds 0.01", {"avx512f"},
+                             "GEMMLAB_CPU_DISABLE=avx512f"));
 }
 
 TEST(Cli, NoSubcommandExits2) {
@@ -131,8 +127,8 @@ TEST(Cli, NoSubcommandExits2) {
 // --- successful runs ----------------------------------------------------------------------------
 
 void expect_run_document(const json& j, const std::string& kernel, const std::string& precision, int m, int n, int k) {
-  for (const char* key : {"backend", "device", "kernel", "params", "m", "n", "k", "precision", "time_ms", "gflops",
-                          "reference", "ratio_to_reference", "max_rel_error", "tolerance", "valid"})
+  for (const char* key : {"backend", "device", "kernel", "params", "config_source", "m", "n", "k", "precision", "time_ms",
+                          "gflops", "timing", "reference", "ratio_to_reference", "max_rel_error", "tolerance", "valid"})
     EXPECT_TRUE(j.contains(key)) << "the run document lacks \"" << key << "\":\n" << j.dump(2);
   if (::testing::Test::HasFailure()) return;
   EXPECT_EQ(j["backend"], "cpu");
@@ -146,6 +142,8 @@ void expect_run_document(const json& j, const std::string& kernel, const std::st
   EXPECT_EQ(j["valid"], true) << j.dump(2);
   ASSERT_TRUE(j["time_ms"].is_number()) << j["time_ms"];
   EXPECT_GT(j["time_ms"].get<double>(), 0.0);
+  EXPECT_EQ(j["timing"]["median_ms"], j["time_ms"]) << "the timing's times are in milliseconds too";
+  EXPECT_TRUE(j["reference"]["time_ms"].is_number());
   ASSERT_TRUE(j["gflops"].is_number()) << j["gflops"];
   EXPECT_GT(j["gflops"].get<double>(), 0.0);
   ASSERT_TRUE(j["reference"].is_object());
@@ -163,22 +161,18 @@ void expect_run_document(const json& j, const std::string& kernel, const std::st
 
 TEST(CliRun, PackedAvx512JsonReportsTimingReferenceAndValidation) {
   SKIP_WITHOUT_AVX512();
-  const CliResult r = run_cli("run --kernel 05_packed_avx512 --m 64 --n 48 --k 33 --threads 1 --max-seconds 0.05 --json");
-  ASSERT_EQ(r.status, 0) << r;
-  const json j = parse_json(r);
-  ASSERT_TRUE(j.is_object()) << r;
+  const json j = run_json("run --kernel 05_packed_avx512 --m 64 --n 48 --k 33 --threads 1 --max-seconds 0.05 --json");
+  ASSERT_TRUE(j.is_object()) << j;
   expect_run_document(j, "05_packed_avx512", "fp32", 64, 48, 33);
   EXPECT_EQ(j["params"]["threads"], 1) << "--threads 1 sets the kernel's threads parameter";
   for (const char* p : {"MR", "NV", "MC", "KC", "NC"}) EXPECT_TRUE(j["params"].contains(p)) << p;
 }
 
 TEST(CliRun, CacheBlockedFp64WithPaddingAndScalarsJson) {
-  const CliResult r = run_cli(
+  const json j = run_json(
       "run --kernel 03_cache_blocked --m 37 --n 29 --k 41 --precision fp64 --alpha -0.75 --beta 1.25 "
       "--lda 45 --ldb 31 --ldc 30 --param MC=16 --threads 1 --max-seconds 0.05 --json");
-  ASSERT_EQ(r.status, 0) << r;
-  const json j = parse_json(r);
-  ASSERT_TRUE(j.is_object()) << r;
+  ASSERT_TRUE(j.is_object()) << j;
   expect_run_document(j, "03_cache_blocked", "fp64", 37, 29, 41);
   EXPECT_EQ(j.value("lda", 0), 45);
   EXPECT_EQ(j.value("ldb", 0), 31);
@@ -195,13 +189,17 @@ TEST(CliRun, TextOutputSaysValidationPassed) {
   EXPECT_TRUE(contains(r.out, "openblas")) << r;
 }
 
-TEST(CliRun, WrongResultExits1) {
-  // The fp64 truth (and the timed reference) come from a fake CBLAS that leaves C = beta*C: the
-  // kernel's correct result then disagrees with the "truth".
-  const CliResult r = run_cli("run --kernel 01_naive --m 5 --n 4 --k 3 --max-seconds 0.01 --json",
-                              "GEMMLAB_OPENBLAS_LIBRARY='" GEMMLAB_FAKE_CBLAS "'");
+// Runs `gemmlab <args> --json` with the fp64 truth (and the timed reference) from a fake CBLAS that
+// leaves C = beta*C: the kernel's correct result then disagrees with the "truth". Checks the exit
+// status is 1 (wrong result) and returns the JSON document.
+json run_against_a_wrong_truth(const std::string& args) {
+  const CliResult r = run_cli(args + " --json", "GEMMLAB_OPENBLAS_LIBRARY='" GEMMLAB_FAKE_CBLAS "'");
   EXPECT_EQ(r.status, 1) << r;
-  const json j = parse_json(r);
+  return parse_json(r);
+}
+
+TEST(CliRun, WrongResultExits1) {
+  const json j = run_against_a_wrong_truth("run --kernel 01_naive --m 5 --n 4 --k 3 --max-seconds 0.01");
   if (j.is_object()) {
     EXPECT_EQ(j["valid"], false);
     EXPECT_FALSE(j.value("reason", std::string()).empty()) << "a failed run should say why";
@@ -212,10 +210,8 @@ TEST(CliRun, WrongResultExits1) {
 // --- verify ------------------------------------------------------------------------------------
 
 TEST(CliVerify, LoopOrderOnTwoShapesPassesEveryCase) {
-  const CliResult r = run_cli("verify --kernel 02_loop_order --shapes 7x13x5,1x1x1 --json");
-  ASSERT_EQ(r.status, 0) << r;
-  const json j = parse_json(r);
-  ASSERT_TRUE(j.is_object() && j.contains("cases") && j["cases"].is_array()) << r;
+  const json j = run_json("verify --kernel 02_loop_order --shapes 7x13x5,1x1x1 --json");
+  ASSERT_TRUE(j.is_object() && j.contains("cases") && j["cases"].is_array()) << j;
   // 1 configuration (no parameters) x 2 shapes x 2 scalars x 2 precisions.
   EXPECT_EQ(j["cases"].size(), 8u) << j.dump(2);
   EXPECT_EQ(j["passed"], 8);
@@ -235,10 +231,8 @@ TEST(CliVerify, LoopOrderOnTwoShapesPassesEveryCase) {
 }
 
 TEST(CliVerify, PaddedDoublesTheCasesAndUsesLongerLeadingDimensions) {
-  const CliResult r = run_cli("verify --kernel 01_naive --shapes 3x4x5 --precision fp64 --padded --json");
-  ASSERT_EQ(r.status, 0) << r;
-  const json j = parse_json(r);
-  ASSERT_TRUE(j.is_object()) << r;
+  const json j = run_json("verify --kernel 01_naive --shapes 3x4x5 --precision fp64 --padded --json");
+  ASSERT_TRUE(j.is_object()) << j;
   EXPECT_EQ(j["cases"].size(), 4u) << "2 scalars x {packed, padded}\n" << j.dump(2);
   std::set<int> ldcs;
   for (const json& c : j["cases"]) ldcs.insert(c["ldc"].get<int>());
@@ -246,12 +240,8 @@ TEST(CliVerify, PaddedDoublesTheCasesAndUsesLongerLeadingDimensions) {
 }
 
 TEST(CliVerify, BadShapeOrUnknownKernelExits2) {
-  const CliResult shape = run_cli("verify --kernel 02_loop_order --shapes 7x13");
-  EXPECT_EQ(shape.status, 2) << shape;
-  EXPECT_TRUE(contains(shape.err, "7x13")) << shape;
-  const CliResult kernel = run_cli("verify --kernel nope --shapes 1x1x1");
-  EXPECT_EQ(kernel.status, 2) << kernel;
-  EXPECT_TRUE(contains(kernel.err, "01_naive")) << kernel;
+  EXPECT_TRUE(exits_2_saying("verify --kernel 02_loop_order --shapes 7x13", {"7x13"}));
+  EXPECT_TRUE(exits_2_saying("verify --kernel nope --shapes 1x1x1", {"01_naive"}));
 }
 
 TEST(CliVerify, KernelNeedingHiddenInstructionSetIsReportedUnsupported) {
@@ -267,10 +257,7 @@ TEST(CliVerify, KernelNeedingHiddenInstructionSetIsReportedUnsupported) {
 }
 
 TEST(CliVerify, WrongResultsExit1) {
-  const CliResult r = run_cli("verify --kernel 01_naive --shapes 3x2x4 --precision fp32 --json",
-                              "GEMMLAB_OPENBLAS_LIBRARY='" GEMMLAB_FAKE_CBLAS "'");
-  EXPECT_EQ(r.status, 1) << r;
-  const json j = parse_json(r);
+  const json j = run_against_a_wrong_truth("verify --kernel 01_naive --shapes 3x2x4 --precision fp32");
   if (j.is_object()) {
     EXPECT_GT(j["failed"].get<int>(), 0) << j.dump(2);
   }
@@ -279,14 +266,12 @@ TEST(CliVerify, WrongResultsExit1) {
 // --- kernels and devices -----------------------------------------------------------------------
 
 TEST(CliKernels, JsonListsTheFiveCpuKernelsWithTheirSpaces) {
-  const CliResult r = run_cli("kernels --backend cpu --json");
-  ASSERT_EQ(r.status, 0) << r;
-  const json j = parse_json(r);
-  ASSERT_TRUE(j.is_object() && j.contains("kernels") && j["kernels"].is_array()) << r;
+  const json j = run_json("kernels --backend cpu --json");
+  ASSERT_TRUE(j.is_object() && j.contains("kernels") && j["kernels"].is_array()) << j;
   std::vector<std::string> names;
   for (const json& k : j["kernels"]) {
-    for (const char* key : {"name", "backend", "parameters", "constraints", "raw_size", "default_config",
-                            "summary", "precisions", "supported"})
+    for (const char* key : {"name", "backend", "parameters", "named_values", "constraints", "raw_size",
+                            "default_config", "summary", "precisions", "supported"})
       ASSERT_TRUE(k.contains(key)) << "kernel entry lacks \"" << key << "\": " << k.dump(2);
     names.push_back(k["name"].get<std::string>());
     EXPECT_EQ(k["backend"], "cpu");
@@ -305,7 +290,14 @@ TEST(CliKernels, JsonListsTheFiveCpuKernelsWithTheirSpaces) {
     }
     EXPECT_EQ(k["default_config"].size(), k["parameters"].size()) << k.dump(2);
     EXPECT_DOUBLE_EQ(k["raw_size"].get<double>(), size) << k["name"];
-    for (const json& c : k["constraints"]) EXPECT_TRUE(c.is_string());
+    // Each constraint as the code evaluates it, and what it protects.
+    for (const json& c : k["constraints"])
+      EXPECT_TRUE(c.is_object() && c["expression"].is_string() && c["why"].is_string()) << c;
+    ASSERT_TRUE(k["named_values"].is_array());
+    for (const json& v : k["named_values"])
+      EXPECT_TRUE(v["name"].is_string() && v["definition"].is_string() && v["help"].is_string() &&
+                  (v["value"].is_number_integer() || v["value"].is_null()))
+          << v;
   }
   EXPECT_EQ(names, (std::vector<std::string>{"01_naive", "02_loop_order", "03_cache_blocked",
                                              "04_register_blocked_avx2", "05_packed_avx512"}));
@@ -317,10 +309,8 @@ TEST(CliKernels, JsonListsTheFiveCpuKernelsWithTheirSpaces) {
 }
 
 TEST(CliKernels, EachKernelHasItsOwnSourceHash) {
-  const CliResult r = run_cli("kernels --backend cpu --json");
-  ASSERT_EQ(r.status, 0) << r;
+  const json j = run_json("kernels --backend cpu --json");
   std::set<std::string> hashes;
-  const json j = parse_json(r);
   for (const auto& k : j["kernels"]) {
     const std::string hash = k["source_hash"];
     EXPECT_EQ(hash.size(), 64u) << k["name"];
@@ -328,6 +318,26 @@ TEST(CliKernels, EachKernelHasItsOwnSourceHash) {
     EXPECT_TRUE(hashes.insert(hash).second) << "two kernels share a hash: " << k["name"];
   }
   EXPECT_GE(hashes.size(), 5u);
+}
+
+// A kernel that stages blocks of A and B names the tile of C they cover tile_m x tile_n (the sweep
+// command computes memory traffic from it): 03 and 05 block MC x NC of C; 01, 02 and 04 stage
+// nothing and name none.
+TEST(CliKernels, KernelsThatStageBlocksNameTheirTileOfC) {
+  const json j = run_json("kernels --backend cpu --json");
+  ASSERT_TRUE(j.is_object()) << j;
+  using Tile = std::map<std::string, std::string>;  // tile_m, tile_n -> definition
+  std::map<std::string, Tile> tiles;
+  for (const json& k : j["kernels"]) {
+    Tile& tile = tiles[k["name"].get<std::string>()];
+    for (const json& v : k["named_values"])
+      if (v["name"] == "tile_m" || v["name"] == "tile_n") tile[v["name"].get<std::string>()] = v["definition"];
+  }
+  EXPECT_EQ(tiles, (std::map<std::string, Tile>{{"01_naive", {}},
+                                                {"02_loop_order", {}},
+                                                {"03_cache_blocked", {{"tile_m", "MC"}, {"tile_n", "NC"}}},
+                                                {"04_register_blocked_avx2", {}},
+                                                {"05_packed_avx512", {{"tile_m", "MC"}, {"tile_n", "NC"}}}}));
 }
 
 TEST(CliKernels, Fp64SpacesAndTextOutput) {
@@ -339,14 +349,17 @@ TEST(CliKernels, Fp64SpacesAndTextOutput) {
   const CliResult text = run_cli("kernels --backend cpu");
   ASSERT_EQ(text.status, 0) << text;
   EXPECT_TRUE(contains(text.out, "05_packed_avx512") && contains(text.out, "MR")) << text;
+  // The constraints are listed for the precision their sizes were computed in.
+  EXPECT_TRUE(contains(text.out, "constraints for fp32:\n      MR*NV + NV + 1 <= zmm_registers  (")) << text;
+  EXPECT_TRUE(contains(text.out, "      with zmm_registers = 32  (")) << text;
+  const CliResult text64 = run_cli("kernels --backend cpu --precision fp64");
+  EXPECT_TRUE(contains(text64.out, "constraints for fp64:")) << text64;
   EXPECT_EQ(run_cli("kernels --precision fp128").status, 2);
 }
 
 TEST(CliDevices, JsonWithoutMeasurementListsTheCpu) {
-  const CliResult r = run_cli("devices --json --no-measure");
-  ASSERT_EQ(r.status, 0) << r;
-  const json j = parse_json(r);
-  ASSERT_TRUE(j.is_object() && j.contains("devices") && j["devices"].is_array()) << r;
+  const json j = run_json("devices --json --no-measure");
+  ASSERT_TRUE(j.is_object() && j.contains("devices") && j["devices"].is_array()) << j;
   ASSERT_GE(j["devices"].size(), 1u) << j.dump(2);
   const json& d = j["devices"][0];
   EXPECT_EQ(d["backend"], "cpu");
@@ -366,10 +379,8 @@ TEST(CliDevices, JsonWithoutMeasurementListsTheCpu) {
 }
 
 TEST(CliDevices, HiddenFeaturesDoNotShowInTheList) {
-  const CliResult r = run_cli("devices --json --no-measure", "GEMMLAB_CPU_DISABLE=avx512f,avx2");
-  ASSERT_EQ(r.status, 0) << r;
-  const json j = parse_json(r);
-  ASSERT_TRUE(j.is_object()) << r;
+  const json j = run_json("devices --json --no-measure", "GEMMLAB_CPU_DISABLE=avx512f,avx2");
+  ASSERT_TRUE(j.is_object()) << j;
   for (const json& f : j["devices"][0]["features"]) {
     EXPECT_NE(f, "avx512f");
     EXPECT_NE(f, "avx2");
@@ -392,16 +403,14 @@ TEST(CliHelp, EverySubcommandPrintsHelpAndExits0) {
 // --- tune and replay ----------------------------------------------------------------------
 
 TEST(CliTune, JsonHasTheBestTheCountsAndTheHistory) {
-  const CliResult r = run_cli("tune --kernel 03_cache_blocked --m 33 --n 31 --k 29 --budget 5 --seed 4 --strategy random --json");
-  ASSERT_EQ(r.status, 0) << r;
-  const json j = parse_json(r);
+  const json j = run_json("tune --kernel 03_cache_blocked --m 33 --n 31 --k 29 --budget 5 --seed 4 --strategy random --json");
   for (const char* key : {"best", "evaluations", "reused_from_cache", "failed", "invalid", "strategy", "seed", "history"})
-    EXPECT_TRUE(j.contains(key)) << "missing key " << key << "\n" << r;
+    EXPECT_TRUE(j.contains(key)) << "missing key " << key << "\n" << j;
   EXPECT_EQ(j["evaluations"], 5);
   EXPECT_EQ(j["history"].size(), 5u);
   EXPECT_EQ(j["strategy"], "random");
   for (const char* key : {"params", "gflops", "ratio_to_reference", "max_rel_error"})
-    EXPECT_TRUE(j["best"].contains(key)) << "best lacks " << key << "\n" << r;
+    EXPECT_TRUE(j["best"].contains(key)) << "best lacks " << key << "\n" << j;
   double best = 0;
   for (const auto& h : j["history"]) best = std::max(best, h["gflops"].get<double>());
   EXPECT_EQ(j["best"]["gflops"].get<double>(), best);
@@ -421,11 +430,8 @@ TEST(CliTune, BadInputExitsWithStatusTwo) {
                                  "tune --kernel 03_cache_blocked --m -8 --n 8 --k 8",
                                  "tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --budget 0",
                                  "tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --timeout-factor 0",
-                                 "tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --reference nope"}) {
-    const CliResult r = run_cli(args);
-    EXPECT_EQ(r.status, 2) << args << "\n" << r;
-    EXPECT_FALSE(r.err.empty()) << args;
-  }
+                                 "tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --reference nope"})
+    EXPECT_TRUE(exits_2_saying(args));
 }
 
 TEST(CliTune, EvaluatesInAWorkerProcessUnlessToldOtherwise) {
@@ -454,10 +460,8 @@ TEST(CliTune, ConstraintExpressionsFromTheCommandLineAndAFileNarrowTheSpace) {
     std::ofstream file(dir + "/extra.txt");
     file << "# the tests' own constraints\n\nKC >= 256\n  NC % 64 == 0 || NC == 16\n";
   }
-  const CliResult r = run_cli("tune --kernel 03_cache_blocked --m 20 --n 20 --k 20 --budget 6 --no-cache --json "
-                              "--constraint 'MC == 32' --constraints-file '" + dir + "/extra.txt'");
-  ASSERT_EQ(r.status, 0) << r;
-  const json j = parse_json(r);
+  const json j = run_json("tune --kernel 03_cache_blocked --m 20 --n 20 --k 20 --budget 6 --no-cache --json "
+                          "--constraint 'MC == 32' --constraints-file '" + dir + "/extra.txt'");
   EXPECT_EQ(j["evaluations"], 6);
   for (const auto& h : j["history"]) {
     EXPECT_EQ(h["params"]["MC"], 32) << h;
@@ -468,17 +472,11 @@ TEST(CliTune, ConstraintExpressionsFromTheCommandLineAndAFileNarrowTheSpace) {
 }
 
 TEST(CliTune, AMalformedOrUnknownConstraintIsExitStatusTwoSayingWhere) {
-  const CliResult malformed = run_cli("tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --no-cache --constraint 'MC == (32'");
-  EXPECT_EQ(malformed.status, 2) << malformed;
-  EXPECT_TRUE(contains(malformed.err, "column 10")) << malformed;
-  const CliResult unknown = run_cli("tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --no-cache --constraint 'MR == 4'");
-  EXPECT_EQ(unknown.status, 2) << unknown;
-  EXPECT_TRUE(contains(unknown.err, "'MR'") && contains(unknown.err, "MC, KC, NC")) << unknown;
-  const CliResult empty = run_cli("tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --no-cache --constraint 'MC < 0'");
-  EXPECT_EQ(empty.status, 2) << empty;
-  const CliResult missing = run_cli("tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --no-cache --constraints-file /nonexistent/c.txt");
-  EXPECT_EQ(missing.status, 2) << missing;
-  EXPECT_TRUE(contains(missing.err, "/nonexistent/c.txt")) << missing;
+  const std::string tune = "tune --kernel 03_cache_blocked --m 8 --n 8 --k 8 --no-cache ";
+  EXPECT_TRUE(exits_2_saying(tune + "--constraint 'MC == (32'", {"column 10"}));
+  EXPECT_TRUE(exits_2_saying(tune + "--constraint 'MR == 4'", {"'MR'", "MC, KC, NC"}));
+  EXPECT_TRUE(exits_2_saying(tune + "--constraint 'MC < 0'"));
+  EXPECT_TRUE(exits_2_saying(tune + "--constraints-file /nonexistent/c.txt", {"/nonexistent/c.txt"}));
 }
 
 // --- the results cache -------------------------------------------------------------------
@@ -584,19 +582,14 @@ TEST(CliCache, AFileThatIsNotAGemmlabCacheIsAClearErrorAndIsLeftAlone) {
     out << "these are someone's notes, not a database\n";
   }
   const std::string before = read_file(path);
-  const CliResult r = run_cli("tune --kernel 02_loop_order --m 8 --n 8 --k 8 --budget 1 --cache '" + path + "'");
-  EXPECT_EQ(r.status, 2) << r;
-  EXPECT_TRUE(contains(r.err, path)) << r;
+  EXPECT_TRUE(exits_2_saying("tune --kernel 02_loop_order --m 8 --n 8 --k 8 --budget 1 --cache '" + path + "'", {path}));
   EXPECT_EQ(read_file(path), before) << "the file was modified";
-  const CliResult both = run_cli("tune --kernel 02_loop_order --m 8 --n 8 --k 8 --budget 1 --no-cache --cache '" + path + "'");
-  EXPECT_EQ(both.status, 2) << both;
+  EXPECT_TRUE(exits_2_saying("tune --kernel 02_loop_order --m 8 --n 8 --k 8 --budget 1 --no-cache --cache '" + path + "'"));
 }
 
 TEST(CliReplay, JsonReportsEveryStrategyAtTheBudgets) {
-  const CliResult r = run_cli(std::string("replay --record '") + GEMMLAB_TEST_DATA + "/small_record.json' --budget 6 --runs 5 --json");
-  ASSERT_EQ(r.status, 0) << r;
-  const json j = parse_json(r);
-  ASSERT_EQ(j["strategies"].size(), strategy_names().size()) << r;
+  const json j = run_json(std::string("replay --record '") + GEMMLAB_TEST_DATA + "/small_record.json' --budget 6 --runs 5 --json");
+  ASSERT_EQ(j["strategies"].size(), strategy_names().size()) << j;
   for (const auto& s : j["strategies"]) {
     EXPECT_TRUE(s.contains("name"));
     EXPECT_DOUBLE_EQ(s["fraction_of_optimum"]["6"].get<double>(), 1.0) << s.dump();
@@ -608,9 +601,7 @@ TEST(CliReplay, JsonReportsEveryStrategyAtTheBudgets) {
 TEST(CliReplay, MappingTranslatesTheRecordsParametersAndBestConfiguration) {
   const std::string record = std::string(GEMMLAB_SHARED_DATA) + "/kernel_tuner_gemm/RTX_3090.json.gz";
   if (!std::ifstream(record)) GTEST_SKIP() << record << " is not here";
-  const CliResult r = run_cli("replay --record '" + record + "' --mapping --json");
-  ASSERT_EQ(r.status, 0) << r;
-  const json j = parse_json(r);
+  const json j = run_json("replay --record '" + record + "' --mapping --json");
   std::map<std::string, std::string> ours;
   for (const auto& row : j["mapping"]) ours[row["record"].get<std::string>()] = row["ours"].get<std::string>();
   EXPECT_EQ(ours["MWG"], "NWG");
@@ -626,12 +617,10 @@ TEST(CliReplay, MappingTranslatesTheRecordsParametersAndBestConfiguration) {
 }
 
 TEST(CliReplay, AMissingOrBrokenRecordIsAClearErrorWithStatusTwo) {
-  const CliResult missing = run_cli("replay --record /nonexistent/record.json");
-  EXPECT_EQ(missing.status, 2) << missing;
-  EXPECT_TRUE(contains(missing.err, "/nonexistent/record.json")) << missing;
-  const CliResult strategy = run_cli(std::string("replay --record '") + GEMMLAB_TEST_DATA + "/small_record.json' --strategy magic");
-  EXPECT_EQ(strategy.status, 2) << strategy;
-  EXPECT_TRUE(contains(strategy.err, "bayesian")) << "the error lists the strategies\n" << strategy;
+  EXPECT_TRUE(exits_2_saying("replay --record /nonexistent/record.json", {"/nonexistent/record.json"}));
+  EXPECT_TRUE(exits_2_saying(std::string("replay --record '") + GEMMLAB_TEST_DATA + "/small_record.json' --strategy magic",
+                             {"bayesian"}))
+      << "the error lists the strategies";
 }
 
 }  // namespace

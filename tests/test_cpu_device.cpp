@@ -50,7 +50,7 @@ TEST(CpuDetect, ReportsCoresCachesAndClock) {
   EXPECT_GE(d.cores, 1);
   EXPECT_GT(d.clock_ghz, 0.0) << "no clock frequency found in sysfs or /proc/cpuinfo";
   EXPECT_LT(d.clock_ghz, 10.0) << "implausible clock " << d.clock_ghz << " GHz";
-  ASSERT_FALSE(d.caches.empty()) << "no caches read from /sys/devices/system/cpu/cpu0/cache";
+  ASSERT_FALSE(d.caches.empty()) << "no caches read from sysfs or cpuid";
   for (const CacheLevel& c : d.caches) {
     EXPECT_GE(c.level, 1);
     EXPECT_LE(c.level, 4);
@@ -61,6 +61,50 @@ TEST(CpuDetect, ReportsCoresCachesAndClock) {
   EXPECT_GT(d.cache_bytes(1), 0) << "no L1 data cache";
   EXPECT_GT(d.cache_bytes(2), 0) << "no L2 cache";
   EXPECT_FALSE(d.measured.has_value()) << "detect() must not measure";
+}
+
+// Golden registers built from the documented layout of cpuid leaf 4 / 0x8000001D (Intel SDM vol. 2A,
+// AMD APM vol. 3): size = ways * partitions * line size * sets, each field stored minus one.
+TEST(CpuidCaches, DeterministicCacheParametersDecodeToSizeLevelTypeAndSharing) {
+  // L1 data, level 1, up to 2 logical processors; 12 ways, 1 partition, 64-byte lines, 64 sets.
+  const auto l1 = cpu::cache_from_cpuid_subleaf(0x1u | (1u << 5) | (1u << 14), (11u << 22) | 63u, 63u);
+  ASSERT_TRUE(l1.has_value());
+  EXPECT_EQ(l1->type, "Data");
+  EXPECT_EQ(l1->level, 1);
+  EXPECT_EQ(l1->size_bytes, 48 * 1024);
+  EXPECT_EQ(l1->shared_by_cores, 2);
+  // Unified level 3, up to 64 logical processors; 16 ways, 2 partitions, 64-byte lines, 16384 sets.
+  const auto l3 = cpu::cache_from_cpuid_subleaf(0x3u | (3u << 5) | (63u << 14), (15u << 22) | (1u << 12) | 63u,
+                                                16383u);
+  ASSERT_TRUE(l3.has_value());
+  EXPECT_EQ(l3->type, "Unified");
+  EXPECT_EQ(l3->level, 3);
+  EXPECT_EQ(l3->size_bytes, 32ll * 1024 * 1024);
+  EXPECT_EQ(l3->shared_by_cores, 64);
+  const auto instruction = cpu::cache_from_cpuid_subleaf(0x2u | (1u << 5), 7u << 22 | 63u, 63u);
+  ASSERT_TRUE(instruction.has_value());
+  EXPECT_EQ(instruction->type, "Instruction");
+  EXPECT_EQ(instruction->size_bytes, 32 * 1024);
+  EXPECT_FALSE(cpu::cache_from_cpuid_subleaf(0u, 0xffffffffu, 0xffffffffu).has_value()) << "type 0 ends the list";
+}
+
+TEST(CpuidCaches, AmdLegacyLeavesGiveL1L2PrivateAndL3SharedByAllCores) {
+  // 0x80000005: ECX[31:24] = 32 KiB L1d, EDX[31:24] = 64 KiB L1i; 0x80000006: ECX[31:16] = 512 KiB
+  // L2, EDX[31:18] = 64 units of 512 KiB = 32 MiB L3.
+  const auto caches = cpu::caches_from_amd_legacy_leaves(32u << 24, 64u << 24, 512u << 16, 64u << 18, 8);
+  ASSERT_EQ(caches.size(), 4u);
+  EXPECT_EQ(caches[0].level, 1);
+  EXPECT_EQ(caches[0].type, "Data");
+  EXPECT_EQ(caches[0].size_bytes, 32 * 1024);
+  EXPECT_EQ(caches[1].type, "Instruction");
+  EXPECT_EQ(caches[1].size_bytes, 64 * 1024);
+  EXPECT_EQ(caches[2].level, 2);
+  EXPECT_EQ(caches[2].size_bytes, 512 * 1024);
+  EXPECT_EQ(caches[2].shared_by_cores, 1);
+  EXPECT_EQ(caches[3].level, 3);
+  EXPECT_EQ(caches[3].size_bytes, 32ll * 1024 * 1024);
+  EXPECT_EQ(caches[3].shared_by_cores, 8);
+  EXPECT_TRUE(cpu::caches_from_amd_legacy_leaves(0, 0, 0, 0, 8).empty()) << "zero sizes mean no cache";
 }
 
 TEST(CpuDetect, PeakAndVectorWidthFollowFromTheFeatures) {

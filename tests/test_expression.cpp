@@ -3,6 +3,7 @@
 // SearchSpace constraint.
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -11,6 +12,7 @@
 #include "gemmlab/expression.hpp"
 #include "gemmlab/space.hpp"
 #include "test_support.hpp"
+#include "text_support.hpp"
 
 namespace gemmlab {
 namespace {
@@ -22,68 +24,63 @@ ParamValue eval(const std::string& text, const Config& config = {}) {
   return Expression::parse(text).evaluate(config);
 }
 
-std::vector<std::string> lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
+// (expression, value) pairs, checked in turn.
+void expect_values(std::initializer_list<std::pair<const char*, ParamValue>> cases) {
+  for (const auto& [text, value] : cases) EXPECT_EQ(eval(text), value) << text;
 }
+
+std::vector<std::string> lines(const std::string& text) { return testing::lines_of(text); }
 
 // --- precedence, associativity and C semantics ---
 
 TEST(ExpressionPrecedence, MultiplicationBindsTighterThanAddition) {
-  EXPECT_EQ(eval("2+3*4"), 14);
-  EXPECT_EQ(eval("(2+3)*4"), 20);
-  EXPECT_EQ(eval("2*3+4"), 10);
-  EXPECT_EQ(eval("2*3%4"), 2);  // (2*3)%4, left to right
-  EXPECT_EQ(eval("1 + 10 % 4"), 3);
+  expect_values({{"2+3*4", 14},
+                 {"(2+3)*4", 20},
+                 {"2*3+4", 10},
+                 {"2*3%4", 2},  // (2*3)%4, left to right
+                 {"1 + 10 % 4", 3}});
 }
 
 TEST(ExpressionPrecedence, BinaryOperatorsAssociateToTheLeft) {
-  EXPECT_EQ(eval("10-4-3"), 3);
-  EXPECT_EQ(eval("100/10/5"), 2);
-  EXPECT_EQ(eval("3 > 2 > 1"), 0);  // (3 > 2) > 1 == 1 > 1, as in C
-  EXPECT_EQ(eval("2 == 2 == 1"), 1);
+  expect_values({{"10-4-3", 3},
+                 {"100/10/5", 2},
+                 {"3 > 2 > 1", 0},  // (3 > 2) > 1 == 1 > 1, as in C
+                 {"2 == 2 == 1", 1}});
 }
 
 TEST(ExpressionPrecedence, DivisionAndModuloTruncateTowardsZeroAsInC) {
-  EXPECT_EQ(eval("20/3"), 6);
-  EXPECT_EQ(eval("-7/2"), -3);
-  EXPECT_EQ(eval("7/-2"), -3);
-  EXPECT_EQ(eval("-7 % 3"), -1);
-  EXPECT_EQ(eval("7 % -3"), 1);
-  EXPECT_EQ(eval("-7 % -3"), -1);
+  expect_values({{"20/3", 6},
+                 {"-7/2", -3},
+                 {"7/-2", -3},
+                 {"-7 % 3", -1},
+                 {"7 % -3", 1},
+                 {"-7 % -3", -1}});
 }
 
 TEST(ExpressionPrecedence, UnaryOperatorsBindTightest) {
-  EXPECT_EQ(eval("!0"), 1);
-  EXPECT_EQ(eval("!5"), 0);
-  EXPECT_EQ(eval("!!7"), 1);
-  EXPECT_EQ(eval("-2*-3"), 6);
-  EXPECT_EQ(eval("- -3"), 3);
-  EXPECT_EQ(eval("1 - -1"), 2);
-  EXPECT_EQ(eval("-(2+3)"), -5);
-  EXPECT_EQ(eval("!1 == 0"), 1);  // (!1) == 0
-  EXPECT_EQ(eval("-2 * 3 + 1"), -5);
+  expect_values({{"!0", 1},
+                 {"!5", 0},
+                 {"!!7", 1},
+                 {"-2*-3", 6},
+                 {"- -3", 3},
+                 {"1 - -1", 2},
+                 {"-(2+3)", -5},
+                 {"!1 == 0", 1},  // (!1) == 0
+                 {"-2 * 3 + 1", -5}});
 }
 
 TEST(ExpressionPrecedence, ComparisonsBindTighterThanEqualityAndLogicalOperatorsLoosest) {
-  EXPECT_EQ(eval("1 < 2 == 1"), 1);  // (1 < 2) == 1
-  EXPECT_EQ(eval("2 == 1 < 2"), 0);  // 2 == (1 < 2)
-  EXPECT_EQ(eval("1 + 2 < 4"), 1);
-  EXPECT_EQ(eval("1 || 0 && 0"), 1);  // 1 || (0 && 0)
-  EXPECT_EQ(eval("(1 || 0) && 0"), 0);
-  EXPECT_EQ(eval("1 == 1 && 2 != 3"), 1);
-  EXPECT_EQ(eval("4 <= 4 && 4 >= 5"), 0);
+  expect_values({{"1 < 2 == 1", 1},  // (1 < 2) == 1
+                 {"2 == 1 < 2", 0},  // 2 == (1 < 2)
+                 {"1 + 2 < 4", 1},
+                 {"1 || 0 && 0", 1},  // 1 || (0 && 0)
+                 {"(1 || 0) && 0", 0},
+                 {"1 == 1 && 2 != 3", 1},
+                 {"4 <= 4 && 4 >= 5", 0}});
 }
 
 TEST(ExpressionPrecedence, ComparisonsAndLogicalOperatorsYieldZeroOrOne) {
-  EXPECT_EQ(eval("5 > 2"), 1);
-  EXPECT_EQ(eval("5 < 2"), 0);
-  EXPECT_EQ(eval("7 && 9"), 1);
-  EXPECT_EQ(eval("0 || -4"), 1);
-  EXPECT_EQ(eval("0 || 0"), 0);
-  EXPECT_EQ(eval("42"), 42);
+  expect_values({{"5 > 2", 1}, {"5 < 2", 0}, {"7 && 9", 1}, {"0 || -4", 1}, {"0 || 0", 0}, {"42", 42}});
 }
 
 TEST(ExpressionEvaluate, LogicalOperatorsShortCircuit) {
@@ -287,15 +284,132 @@ TEST(ExpressionErrors, DeepNestingIsAnErrorNotACrash) {
   EXPECT_THROW_CONTAINING((void)Expression::parse(long_sum), ExpressionError, {"nested too deeply"});
 }
 
+// --- defined names: constants and derived quantities ---
+
+// A GPU-like set of definitions: device limits, then quantities derived from the parameters.
+Definitions gpu_definitions() {
+  Definitions d;
+  d.emplace("max_threads_per_block", Expression::constant(1024));
+  d.emplace("elem", Expression::constant(4));
+  d.emplace("threads", Expression::parse("(BM/TM)*(BN/TN)", d));
+  d.emplace("V", Expression::parse("TM*TN + TM + TN", d));
+  d.emplace("registers", Expression::parse("threads * (3*V/2 + 16)", d));  // derived of derived
+  return d;
+}
+
+TEST(ExpressionDefinitions, ConstantsStandForTheirValues) {
+  const Definitions d = gpu_definitions();
+  const Expression e = Expression::parse("BM*BK*elem <= 48 * 1024", d);
+  EXPECT_EQ(e.names(), (std::vector<std::string>{"BM", "BK"}));
+  EXPECT_EQ(e.defined_names(), (std::vector<std::string>{"elem"}));
+  EXPECT_TRUE(e.holds({{"BM", 128}, {"BK", 96}}));  // 49152 bytes
+  EXPECT_FALSE(e.holds({{"BM", 128}, {"BK", 97}}));
+  EXPECT_EQ(e.text(), "BM*BK*elem <= 48 * 1024");
+}
+
+TEST(ExpressionDefinitions, DerivedNamesStandForTheirExpressionsAndReadTheirParameters) {
+  const Definitions d = gpu_definitions();
+  const Expression e = Expression::parse("threads <= max_threads_per_block && threads % 32 == 0", d);
+  // The parameters read through `threads`, in order of first appearance; the defined names apart.
+  EXPECT_EQ(e.names(), (std::vector<std::string>{"BM", "TM", "BN", "TN"}));
+  EXPECT_EQ(e.defined_names(), (std::vector<std::string>{"threads", "max_threads_per_block"}));
+  EXPECT_TRUE(e.holds({{"BM", 128}, {"BN", 128}, {"TM", 8}, {"TN", 8}}));   // 256 threads
+  EXPECT_FALSE(e.holds({{"BM", 128}, {"BN", 128}, {"TM", 2}, {"TN", 2}}));  // 4096 threads
+  EXPECT_FALSE(e.holds({{"BM", 32}, {"BN", 16}, {"TM", 8}, {"TN", 8}}));    // 8 threads: not a whole warp
+}
+
+TEST(ExpressionDefinitions, DerivedOfDerivedReadsTheParametersOfBoth) {
+  const Definitions d = gpu_definitions();
+  const Expression e = Expression::parse("registers <= 65536", d);
+  EXPECT_EQ(e.names(), (std::vector<std::string>{"BM", "TM", "BN", "TN"}));
+  EXPECT_EQ(e.defined_names(), (std::vector<std::string>{"registers"}));
+  // 256 threads * (3*(64 + 8 + 8)/2 + 16) = 256 * 136 = 34816
+  const Config c{{"BM", 128}, {"BN", 128}, {"TM", 8}, {"TN", 8}};
+  EXPECT_EQ(Expression::parse("registers", d).evaluate(c), 34816);
+  EXPECT_TRUE(e.holds(c));
+  EXPECT_TRUE(e.holds({{"BM", 128}, {"BN", 128}, {"TM", 4}, {"TN", 8}}));   // 512 * (3*44/2 + 16) = 41984
+  EXPECT_FALSE(e.holds({{"BM", 128}, {"BN", 128}, {"TM", 2}, {"TN", 4}}));  // 2048 * (3*14/2 + 16) = 75776
+}
+
+TEST(ExpressionDefinitions, ANameInADerivedQuantityComesFirstWhereTheQuantityIsUsed) {
+  Definitions d;
+  d.emplace("lanes", Expression::constant(16));
+  d.emplace("NR", Expression::parse("NV*lanes", d));
+  const Expression e = Expression::parse("MC % MR == 0 && NC % NR == 0", d);
+  EXPECT_EQ(e.names(), (std::vector<std::string>{"MC", "MR", "NC", "NV"}));
+  EXPECT_TRUE(e.holds({{"MC", 96}, {"MR", 12}, {"NC", 64}, {"NV", 2}}));
+  EXPECT_FALSE(e.holds({{"MC", 96}, {"MR", 12}, {"NC", 48}, {"NV", 2}}));  // 48 % 32
+}
+
+TEST(ExpressionDefinitions, ConstantSubexpressionsAreComputedAtParseTime) {
+  Definitions d;
+  d.emplace("L1d", Expression::constant(49152));
+  EXPECT_EQ(Expression::parse("L1d / 2", d).constant_value(), 24576);
+  EXPECT_EQ(Expression::parse("2*3 + 4 < 11", d).constant_value(), 1);
+  EXPECT_EQ(Expression::constant(-7).constant_value(), -7);
+  EXPECT_EQ(Expression::constant(-7).text(), "-7");
+  EXPECT_EQ(Expression::parse("MR + 1").constant_value(), std::nullopt);
+  // What cannot be computed is left to evaluation, which reports it as before.
+  const Expression zero = Expression::parse("1 / (L1d - 49152)", d);
+  EXPECT_EQ(zero.constant_value(), std::nullopt);
+  EXPECT_THROW_CONTAINING((void)zero.evaluate(Config{}), ConfigError, {"division by zero", "column 3"});
+}
+
+TEST(ExpressionDefinitions, AnErrorInsideADefinitionNamesTheDefinition) {
+  const Definitions d = gpu_definitions();
+  const Expression e = Expression::parse("threads <= max_threads_per_block", d);
+  EXPECT_THROW_CONTAINING((void)e.evaluate({{"BM", 64}, {"BN", 64}, {"TM", 0}, {"TN", 8}}), ConfigError,
+                          {"'threads <= max_threads_per_block'",
+                           "division by zero at column 4 of threads = (BM/TM)*(BN/TN)", "TM=0"});
+  EXPECT_THROW_CONTAINING((void)e.evaluate({{"BM", 64}, {"TM", 8}, {"TN", 8}}), ConfigError,
+                          {"unknown parameter 'BN' at column 10 of threads = (BM/TM)*(BN/TN)"});
+}
+
+TEST(ExpressionDefinitions, ParseErrorsStillPointAtTheColumnOfTheText) {
+  const Definitions d = gpu_definitions();
+  try {
+    (void)Expression::parse("threads <= (max_threads_per_block", d);
+    FAIL() << "parsed without error";
+  } catch (const ExpressionError& e) {
+    EXPECT_EQ(e.column(), 34u) << e.what();  // one past the end
+  }
+}
+
+TEST(ExpressionDefinitions, NestingThroughADefinitionCountsTowardsTheLimit) {
+  std::string sum = "1";
+  for (int i = 0; i < 600; ++i) sum += "+1";
+  Definitions d;
+  d.emplace("deep", Expression::parse(sum));  // 601 levels as written, one literal once folded
+  EXPECT_EQ(d.at("deep").constant_value(), 601);
+  std::string more = "deep";
+  for (int i = 0; i < 300; ++i) more += "+1";
+  EXPECT_EQ(Expression::parse(more, d).constant_value(), 901);
+  for (int i = 0; i < 300; ++i) more += "+1";
+  EXPECT_THROW_CONTAINING((void)Expression::parse(more, d), ExpressionError, {"nested too deeply"});
+}
+
+TEST(ExpressionEvaluate, ByPositionAgreesWithByName) {
+  const Definitions d = gpu_definitions();
+  const Expression e = Expression::parse("registers + BK * elem", d);
+  ASSERT_EQ(e.names(), (std::vector<std::string>{"BM", "TM", "BN", "TN", "BK"}));
+  const Config c{{"BM", 64}, {"BN", 128}, {"TM", 4}, {"TN", 8}, {"BK", 16}};
+  const std::vector<ParamValue> values{64, 4, 128, 8, 16};
+  EXPECT_EQ(e.evaluate(values), e.evaluate(c));
+  EXPECT_EQ(e.evaluate(values), 256 * (3 * (32 + 4 + 8) / 2 + 16) + 64);
+  const std::vector<ParamValue> too_few{64, 4};
+  EXPECT_THROW((void)e.evaluate(too_few), std::invalid_argument);
+  EXPECT_THROW_CONTAINING((void)Expression::parse("A / B").evaluate(std::vector<ParamValue>{1, 0}),
+                          ConfigError, {"division by zero", "A=1 B=0"});
+}
+
 // --- as a SearchSpace constraint ---
 
-TEST(ExpressionConstraint, ConstrainsASearchSpaceThroughTheExistingApi) {
+TEST(ExpressionConstraint, ConstrainsASearchSpaceThroughRequire) {
   SearchSpace space;
   space.add("MC", {48, 96}, "rows of the A block")
       .add("MR", {4, 6, 8, 12, 14, 16}, "rows of the micro-tile")
       .add("NV", {1, 2, 3, 4}, "vectors per row");
-  const Expression expr = Expression::parse("MC % MR == 0 && MR*NV + NV + 1 <= 32");
-  space.constrain(expr.text(), expr.names(), [expr](const Config& c) { return expr.holds(c); });
+  space.require("MC % MR == 0 && MR*NV + NV + 1 <= 32");
 
   ASSERT_EQ(space.constraints().size(), 1u);
   EXPECT_EQ(space.constraints()[0].uses, (std::vector<std::string>{"MC", "MR", "NV"}));
@@ -307,12 +421,10 @@ TEST(ExpressionConstraint, ConstrainsASearchSpaceThroughTheExistingApi) {
                           {"MC % MR == 0 && MR*NV + NV + 1 <= 32"});
 }
 
-TEST(ExpressionConstraint, AnExpressionNamingAnUnknownParameterIsRejectedByConstrain) {
+TEST(ExpressionConstraint, AnExpressionNamingAnUnknownParameterIsRejectedByRequire) {
   SearchSpace space;
   space.add("MR", {4, 8}, "rows");
-  const Expression expr = Expression::parse("MR * NX <= 32");
-  EXPECT_THROW(space.constrain(expr.text(), expr.names(), [expr](const Config& c) { return expr.holds(c); }),
-               std::logic_error);
+  EXPECT_THROW(space.require("MR * NX <= 32"), std::logic_error);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "gemmlab/cpu.hpp"
 #include "gemmlab/hip.hpp"
 #include "gemmlab/verify.hpp"
+#include "gpu_test_support.hpp"
 #include "test_support.hpp"
 
 namespace gemmlab {
@@ -20,11 +21,7 @@ namespace {
 
 using testing::contains;
 
-std::vector<std::string> hip_kernel_names() {
-  std::vector<std::string> names;
-  for (const Kernel* k : registry().kernels("hip")) names.emplace_back(k->name());
-  return names;
-}
+std::vector<std::string> hip_kernel_names() { return testing::kernel_names("hip"); }
 
 bool is_matrix_core(const std::string& name) { return name == "09_mfma" || name == "10_wmma"; }
 
@@ -77,7 +74,7 @@ TEST(HipKernels, TheCurriculumIsTheCudaSimtStepsPlusTheMatrixCoreSteps) {
   EXPECT_EQ(hip_kernel_names(),
             (std::vector<std::string>{"01_naive", "02_coalesced", "03_smem_tiled", "04_1d_register_tiled",
                                       "05_2d_register_tiled", "06_vectorized", "07_warp_tiled", "09_mfma", "10_wmma"}));
-  for (const Kernel* k : registry().kernels("hip")) EXPECT_TRUE(k->compiled_ahead_of_time()) << k->name();
+  for (const Kernel* k : registry().kernels("hip")) EXPECT_TRUE(k->compilation() == Compilation::at_run_time_and_build) << k->name();
   EXPECT_EQ(registry().kernel("hip", "09_mfma").precisions(), (std::vector<Precision>{Precision::fp16, Precision::bf16}));
 }
 
@@ -93,6 +90,24 @@ TEST(HipTargets, DescribeWaveSizeMatrixInstructionsAndLimits) {
   EXPECT_TRUE(rdna.has_feature("wmma"));
   EXPECT_EQ(hip::device_info_for_target("gfx940").gpu->warp_size, 64);
   EXPECT_THROW(hip::device_info_for_target("gfx803"), std::invalid_argument);
+  EXPECT_THROW(hip::device_info_for_target("sm_90"), std::invalid_argument) << "an NVIDIA part";
+}
+
+// The targets' limits are the datasheet catalogue's AMD parts, and so are the clock and the
+// compute units their peaks are computed from.
+TEST(HipTargets, LimitsComeFromTheDatasheetCatalogue) {
+  for (const char* target : {"gfx90a", "gfx940", "gfx942", "gfx1100"}) {
+    const DeviceInfo d = hip::device_info_for_target(target);
+    const nlohmann::json part = testing::catalogue_part(target);
+    ASSERT_TRUE(part.is_object()) << target;
+    testing::expect_catalogue_limits(*d.gpu, part);
+    const nlohmann::json& v = part["limits"]["values"];
+    EXPECT_EQ(d.cores, v["multiprocessors"]["value"].get<int>()) << target;
+    EXPECT_DOUBLE_EQ(d.clock_ghz, v["clock_ghz"]["value"].get<double>()) << target;
+    const double fp32_per_cu_clock = v["fp32_flops_per_cu_per_clock"]["value"].get<double>();
+    EXPECT_DOUBLE_EQ(d.peak_gflops_fp32, d.cores * fp32_per_cu_clock * d.clock_ghz) << target;
+    EXPECT_EQ(d.name, part["limits"].value("device_name", part["name"].get<std::string>())) << target;
+  }
 }
 
 TEST(HipTargets, MatrixCoreKernelsRunOnlyWhereTheirInstructionsExist) {
@@ -118,22 +133,58 @@ TEST(HipSpaces, WaveSizeAndRegisterBudgetsAreConstraints) {
   const SearchSpace w = registry().kernel("hip", "10_wmma").space(rdna, Precision::bf16);
   EXPECT_TRUE(w.is_valid({{"WAVES_M", 2}, {"WAVES_N", 2}, {"BLOCKS_M", 2}, {"BLOCKS_N", 2}}));
   EXPECT_FALSE(w.is_valid({{"WAVES_M", 2}, {"WAVES_N", 2}, {"BLOCKS_M", 4}, {"BLOCKS_N", 2}})) << "spills";
-  // A SIMT kernel's work-groups are whole waves: 8x8 = 64 work-items is one CDNA wave, two RDNA ones.
-  const Kernel& naive = registry().kernel("hip", "01_naive");
-  auto constraints_of = [&](const DeviceInfo& d) {
-    std::string text;
-    const SearchSpace space = naive.space(d, Precision::fp32);
-    for (const auto& c : space.constraints()) text += c.text + "\n";
-    return text;
-  };
-  EXPECT_TRUE(contains(constraints_of(cdna), "whole waves of 64 lanes"));
-  EXPECT_TRUE(contains(constraints_of(rdna), "whole waves of 32 lanes"));
+  // Work-groups are whole waves: 07's one warp tile, 32 work-items, is a whole RDNA wave and half
+  // a CDNA one; two warp tiles are a whole wave on both.
+  const Kernel& warp_tiled = registry().kernel("hip", "07_warp_tiled");
+  const Config one_warp{{"BM", 32}, {"BN", 32},     {"BK", 8}, {"WM", 32},
+                        {"WN", 32}, {"WNITER", 1}, {"TM", 4}, {"TN", 4}};
+  Config two_warps = one_warp;
+  two_warps["BN"] = 64;
+  EXPECT_TRUE(warp_tiled.space(rdna, Precision::fp32).is_valid(one_warp));
+  EXPECT_FALSE(warp_tiled.space(cdna, Precision::fp32).is_valid(one_warp));
+  EXPECT_TRUE(warp_tiled.space(cdna, Precision::fp32).is_valid(two_warps));
   // The CUDA default of 05 needs more than the 128 VGPRs hipcc gives a gfx1100 lane; CDNA takes it.
   const Kernel& tiled = registry().kernel("hip", "05_2d_register_tiled");
   const Config cuda_default{{"BM", 128}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}};
   EXPECT_TRUE(tiled.space(cdna, Precision::fp32).is_valid(cuda_default));
   EXPECT_FALSE(tiled.space(rdna, Precision::fp32).is_valid(cuda_default));
   EXPECT_TRUE(tiled.space(rdna, Precision::fp32).is_valid(tiled.default_config(rdna, Precision::fp32)));
+}
+
+// Every HIP space, on every target and in every precision: each constraint with its why,
+// the whole-wave constraint on the spec's `threads`, and the tile of C a work-group covers named
+// `tile_m`, `tile_n` (the SIMT steps that stage A and B in LDS, and the matrix-core steps).
+TEST(HipSpaces, DeclareExpressionsWholeWavesAndTheTileOfC) {
+  for (const Kernel* k : registry().kernels("hip"))
+    for (const char* target : {"gfx90a", "gfx940", "gfx1100"}) {
+      const DeviceInfo d = hip::device_info_for_target(target);
+      if (!k->supported(d).ok) continue;
+      for (Precision p : k->precisions()) {
+        const SearchSpace s = k->space(d, p);
+        const std::string where = std::string(k->name()) + " " + target + " " + std::string(to_string(p));
+        for (const Constraint& c : s.constraints()) EXPECT_FALSE(c.why.empty()) << where << ": " << c.text << " says not why";
+        EXPECT_EQ(std::count_if(s.constraints().begin(), s.constraints().end(),
+                                [](const Constraint& c) { return c.text == "threads % warp_size == 0"; }),
+                  1)
+            << where;
+        ASSERT_NE(s.find_named_value("warp_size"), nullptr) << where;
+        EXPECT_EQ(s.find_named_value("warp_size")->value, d.gpu->warp_size) << where;
+        const Config c = k->default_config(d, p);
+        const std::string name(k->name());
+        if (name == "01_naive" || name == "02_coalesced") {
+          EXPECT_EQ(s.find_named_value("tile_m"), nullptr) << where;
+        } else if (name == "03_smem_tiled") {
+          EXPECT_EQ(s.value_of("tile_m", c), c.at("TILE")) << where;
+        } else if (is_matrix_core(name)) {
+          const ParamValue block = name == "09_mfma" ? 32 : 16;
+          EXPECT_EQ(s.value_of("tile_m", c), block * c.at("WAVES_M") * c.at("BLOCKS_M")) << where;
+          EXPECT_EQ(s.value_of("tile_n", c), block * c.at("WAVES_N") * c.at("BLOCKS_N")) << where;
+        } else {
+          EXPECT_EQ(s.value_of("tile_m", c), c.at("BM")) << where;
+          EXPECT_EQ(s.value_of("tile_n", c), c.at("BN")) << where;
+        }
+      }
+    }
 }
 
 TEST(HipCompiler, ReadsTheListingsResourcesAndInstructions) {
@@ -211,16 +262,11 @@ TEST(HipBackend, RunsEveryKernelWhereAnAmdGpuIsPresent) {
   if (backend.devices().empty())
     GTEST_SKIP() << "no HIP device on this machine (no AMD GPU or no ROCm runtime): kernels are compiled and "
                     "layout-checked only";
-  auto device = backend.open(0);
-  auto truth = cpu::load_cblas("openblas");
+  const EvaluationSetup setup = open_evaluation(backend, {.timed_reference = false});
+  Device* device = setup.device.get();
   VerifyOptions options;
   options.shapes = {parse_shape("1x1x1"), parse_shape("7x13x5"), parse_shape("127x129x131"), parse_shape("513x257x1")};
-  for (const Kernel* kernel : registry().kernels("hip")) {
-    if (!kernel->supported(device->info()).ok) continue;
-    for (const VerifyCase& c : verify_kernel(*device, *kernel, truth.get(), options))
-      EXPECT_NE(c.status, "failed") << c.kernel << " " << c.problem.shape() << " [" << to_string(c.config)
-                                    << "]: " << c.validation.reason;
-  }
+  testing::expect_every_supported_kernel_verifies("hip", *device, setup.truth.get(), options);
 }
 
 TEST(HipBackend, WithoutADeviceOpeningOneIsAClearError) {
@@ -250,10 +296,12 @@ TEST(CliKernels, HipListingReportsResourcesAndInstructionsPerTarget) {
     ASSERT_TRUE(k.contains("targets")) << k["name"];
     for (const auto& t : k["targets"]) {
       ASSERT_FALSE(t.contains("error")) << t;
-      for (const char* key : {"target", "precision", "params", "vgprs", "sgprs", "lds_bytes", "scratch_bytes",
-                              "instruction_classes"})
+      // The compile report's one JSON shape (AMD: registers are VGPRs, spill_bytes scratch).
+      for (const char* key : {"target", "precision", "params", "registers", "scalar_registers", "accumulation_registers",
+                              "shared_bytes", "shared_limit", "spill_bytes", "stack_bytes", "instruction_classes"})
         EXPECT_TRUE(t.contains(key)) << key;
-      EXPECT_EQ(t["scratch_bytes"], 0) << k["name"] << " " << t["target"];
+      EXPECT_GT(t["registers"].get<int>(), 0) << k["name"] << " " << t["target"];
+      EXPECT_EQ(t["spill_bytes"], 0) << k["name"] << " " << t["target"];
       matrix_reports += !t["matrix_instructions"].empty();
     }
   }

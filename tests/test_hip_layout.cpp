@@ -32,14 +32,8 @@ std::vector<Slot> model_a(MatrixInstruction m, int i, int k) {
   }
   return {};
 }
-std::vector<Slot> model_b(MatrixInstruction m, int k, int j) {
-  switch (m) {
-    case MatrixInstruction::mfma_f32_32x32x8f16: return {{j + 32 * (k / 4), k % 4}};
-    case MatrixInstruction::mfma_f32_16x16x16f16: return {{j + 16 * (k / 4), k % 4}};
-    case MatrixInstruction::wmma_f32_16x16x16_f16: return {{j, k}, {j + 16, k}};
-  }
-  return {};
-}
+// B[k][j] sits where A[j][k] would: the documented layouts give B's columns the lanes A's rows get.
+std::vector<Slot> model_b(MatrixInstruction m, int k, int j) { return model_a(m, j, k); }
 Slot model_d(MatrixInstruction m, int i, int j) {
   switch (m) {
     case MatrixInstruction::mfma_f32_32x32x8f16: return {j + 32 * ((i / 4) % 2), 4 * (i / 8) + i % 4};

@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gemmlab/builtin.hpp"
@@ -61,7 +62,7 @@ std::vector<KernelCase> verification_plan() {
   for (const Kernel* k : registry().kernels("cpu"))
     for (const Problem& shape : default_verification_shapes())
       for (Precision precision : {Precision::fp32, Precision::fp64}) {
-        if (!k->supports(precision)) continue;
+        if (!k->has_precision(precision)) continue;
         for (const Scalars& s : default_verification_scalars())
           for (bool padded : {false, true}) {
             Problem p = padded ? with_padding(shape, 3) : shape;
@@ -117,6 +118,22 @@ class KernelEdgeCases : public ::testing::TestWithParam<std::string> {
     exe->run({a.data(), b.data(), c.data()});
     cpu_device().synchronize();
   }
+
+  // Runs 3x4x0 with beta = 0 and ldc = 6 in `precision` (element type T) on a C of NaN, padding and
+  // four elements past the end included: every element of C becomes 0, the padding is not written.
+  template <class T>
+  void expect_zero_depth_beta_zero_overwrites_nan(Precision precision) const {
+    Problem p = with_padding(Problem::packed(3, 4, 0, precision, 1.0, 0.0), 2);  // ldc = 6
+    std::vector<T> a(4, T(1)), b(4, T(1)), c(p.c_elements() + 4, std::numeric_limits<T>::quiet_NaN());
+    run(p, a, b, c);
+    for (std::int64_t i = 0; i < p.m; ++i)
+      for (std::int64_t j = 0; j < p.n; ++j) {
+        const T v = c[static_cast<std::size_t>(i * p.ldc + j)];
+        EXPECT_TRUE(v == T(0)) << GetParam() << " " << to_string(precision) << ": C[" << i << "][" << j << "] = " << v
+                               << ", expected 0";
+      }
+    EXPECT_TRUE(std::isnan(c[4])) << "padding C[0][4] was written";
+  }
 };
 
 TEST_P(KernelEdgeCases, EmptyAndZeroDepthProblemsPassTheValidator) {
@@ -153,29 +170,8 @@ TEST_P(KernelEdgeCases, EmptyProblemsTouchNothing) {
 
 TEST_P(KernelEdgeCases, ZeroDepthWithBetaZeroOverwritesNaNWithZero) {
   SKIP_IF_UNSUPPORTED(kernel());
-  for (Precision precision : {Precision::fp32, Precision::fp64}) {
-    Problem p = with_padding(Problem::packed(3, 4, 0, precision, 1.0, 0.0), 2);  // ldc = 6
-    const std::size_t c_size = p.c_elements() + 4;
-    if (precision == Precision::fp32) {
-      std::vector<float> a(4, 1.0f), b(4, 1.0f), c(c_size, std::numeric_limits<float>::quiet_NaN());
-      run(p, a, b, c);
-      for (std::int64_t i = 0; i < p.m; ++i)
-        for (std::int64_t j = 0; j < p.n; ++j) {
-          const float v = c[static_cast<std::size_t>(i * p.ldc + j)];
-          EXPECT_TRUE(v == 0.0f) << GetParam() << " fp32: C[" << i << "][" << j << "] = " << v << ", expected 0";
-        }
-      EXPECT_TRUE(std::isnan(c[4])) << "padding C[0][4] was written";
-    } else {
-      std::vector<double> a(4, 1.0), b(4, 1.0), c(c_size, std::numeric_limits<double>::quiet_NaN());
-      run(p, a, b, c);
-      for (std::int64_t i = 0; i < p.m; ++i)
-        for (std::int64_t j = 0; j < p.n; ++j) {
-          const double v = c[static_cast<std::size_t>(i * p.ldc + j)];
-          EXPECT_TRUE(v == 0.0) << GetParam() << " fp64: C[" << i << "][" << j << "] = " << v << ", expected 0";
-        }
-      EXPECT_TRUE(std::isnan(c[4])) << "padding C[0][4] was written";
-    }
-  }
+  expect_zero_depth_beta_zero_overwrites_nan<float>(Precision::fp32);
+  expect_zero_depth_beta_zero_overwrites_nan<double>(Precision::fp64);
 }
 
 TEST_P(KernelEdgeCases, ZeroDepthWithBetaNonZeroScalesC) {
@@ -283,13 +279,43 @@ TEST_P(KernelEdgeCases, DescribesItself) {
   EXPECT_EQ(k.name(), GetParam());
   EXPECT_EQ(k.backend(), "cpu");
   EXPECT_FALSE(k.summary().empty());
-  EXPECT_TRUE(k.supports(Precision::fp32));
-  EXPECT_TRUE(k.supports(Precision::fp64));
-  EXPECT_FALSE(k.supports(Precision::fp16));
+  EXPECT_TRUE(k.has_precision(Precision::fp32));
+  EXPECT_TRUE(k.has_precision(Precision::fp64));
+  EXPECT_FALSE(k.has_precision(Precision::fp16));
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, KernelEdgeCases, ::testing::ValuesIn(cpu_kernel_names()),
                          [](const ::testing::TestParamInfo<std::string>& param_info) { return param_info.param; });
+
+// A kernel's default is its preference where the device's space accepts it, else the valid
+// configuration nearest to it: no kernel shrinks its blocks its own way. The preferences of 03 and
+// 05 fit caches of 48 KiB / 2 MiB / 32 MiB; with 32 KiB / 256 KiB and no L3 they do not.
+TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
+  DeviceInfo large = cpu_device().info();
+  large.cores = 4;
+  DeviceInfo small = large;
+  large.caches = {{1, "Data", 48 << 10, 1}, {2, "Unified", 2 << 20, 1}, {3, "Unified", 32 << 20, 4}};
+  small.caches = {{1, "Data", 32 << 10, 1}, {2, "Unified", 256 << 10, 1}};
+  const Kernel& blocked = registry().kernel("cpu", "03_cache_blocked");
+  const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+  // The preferences, as the kernel files document them.
+  const Config blocked_fp32{{"MC", 64}, {"KC", 256}, {"NC", 1024}};
+  const Config packed_fp32{{"MR", 14}, {"NV", 2}, {"MC", 2688}, {"KC", 384}, {"NC", 1024}, {"threads", 4}};
+  Config packed_fp64 = packed_fp32;
+  packed_fp64["KC"] = 192;
+  for (const auto& [kernel, precision, preferred] :
+       {std::tuple{&blocked, Precision::fp32, blocked_fp32}, {&packed, Precision::fp32, packed_fp32},
+        {&packed, Precision::fp64, packed_fp64}}) {
+    const std::string what = std::string(kernel->name()) + " " + std::string(to_string(precision));
+    EXPECT_EQ(kernel->default_config(large, precision), preferred) << what;
+    const SearchSpace s = kernel->space(small, precision);
+    ASSERT_FALSE(s.is_valid(preferred)) << what << ": the small caches fit the preference";
+    EXPECT_EQ(kernel->default_config(small, precision), s.nearest_valid(preferred)) << what;
+  }
+  // 03: NC 1024 -> 512 and KC 256 -> 64 (3 places; as near as NC -> 128, and first in enumeration
+  // order, which has smaller KC first).
+  EXPECT_EQ(blocked.default_config(small, Precision::fp32), (Config{{"MC", 64}, {"KC", 64}, {"NC", 512}}));
+}
 
 TEST(KernelRegistry, HoldsTheFiveCpuKernelsInCurriculumOrder) {
   EXPECT_EQ(cpu_kernel_names(), (std::vector<std::string>{"01_naive", "02_loop_order", "03_cache_blocked",

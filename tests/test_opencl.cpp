@@ -7,6 +7,7 @@
 #include "gemmlab/evaluate.hpp"
 #include "gemmlab/opencl.hpp"
 #include "gemmlab/verify.hpp"
+#include "gpu_test_support.hpp"
 #include "test_support.hpp"
 
 namespace gemmlab::opencl {
@@ -33,14 +34,14 @@ TEST(OpenClBackend, DescribesItsDevices) {
 }
 
 void expect_verification_plan_passes(Precision precision) {
-  auto device = backend().open(0);
+  const EvaluationSetup setup = open_evaluation(backend(), {.timed_reference = false});
+  Device* device = setup.device.get();
   if (precision == Precision::fp64 && !device->info().has_feature("fp64")) GTEST_SKIP() << "no fp64 on this device";
-  auto truth = cpu::load_cblas("openblas");
   VerifyOptions options;
   options.padded_leading_dimensions = true;
   options.precisions = {precision};
   for (const Kernel* kernel : registry().kernels("opencl"))
-    for (const VerifyCase& c : verify_kernel(*device, *kernel, truth.get(), options))
+    for (const VerifyCase& c : verify_kernel(*device, *kernel, setup.truth.get(), options))
       EXPECT_EQ(c.status, "passed") << c.kernel << " " << c.problem.shape() << " " << to_string(c.problem.precision)
                                     << " {" << to_string(c.config) << "}: " << c.validation.reason;
 }
@@ -71,6 +72,37 @@ TEST(OpenClKernels, AConfigurationOutsideTheSpaceIsAConfigError) {
   EXPECT_THROW(k.prepare(*device, Problem::packed(8, 8, 8), c), ConfigError);
 }
 
+// Each kernel that stages a block of C's operands declares the tile of C it covers (tile_m x
+// tile_n): 02 a TS x TS block, 03 and 04 an MWG x NWG one; 01 stages nothing. The spaces need no
+// device (without one, the limits are 256 work-items and 32 KiB).
+TEST(OpenClKernels, DeclareTheTileOfCTheyStage) {
+  const std::map<std::string, std::pair<std::string, std::string>> staged = {
+      {"02_local_tiled", {"TS", "TS"}}, {"03_register_tiled", {"MWG", "NWG"}}, {"04_interior_fast_path", {"MWG", "NWG"}}};
+  for (const Kernel* kernel : registry().kernels("opencl")) {
+    const std::string name(kernel->name());
+    SCOPED_TRACE(name);
+    for (Precision precision : kernel->precisions()) {
+      const SearchSpace space = kernel->space(DeviceInfo{}, precision);
+      const auto found = staged.find(name);
+      if (found == staged.end()) {
+        EXPECT_FALSE(space.find_named_value("tile_m") || space.find_named_value("tile_n"));
+        continue;
+      }
+      const auto configs = space.enumerate(5000);
+      ASSERT_FALSE(configs.empty());
+      for (const Config& c : configs) {
+        EXPECT_EQ(space.value_of("tile_m", c), c.at(found->second.first));
+        EXPECT_EQ(space.value_of("tile_n", c), c.at(found->second.second));
+      }
+      // The local memory used counts the precision's element size (fp64: 8 bytes).
+      if (name == "02_local_tiled") {
+        EXPECT_EQ(space.value_of("local_bytes", {{"TS", 16}}),
+                  2 * 16 * 16 * static_cast<ParamValue>(element_size(precision)));
+      }
+    }
+  }
+}
+
 TEST(OpenClReference, ClBlastComputesTheRightResult) {
   SKIP_WITHOUT_OPENCL_DEVICE();
   auto device = backend().open(0);
@@ -78,14 +110,8 @@ TEST(OpenClReference, ClBlastComputesTheRightResult) {
   for (Precision precision : {Precision::fp32, Precision::fp64}) {
     Problem p = Problem::packed(37, 53, 29, precision, -0.75, 1.25);
     HostCase host(p, 5);
-    auto a = device->allocate(host.a().size()), b = device->allocate(host.b().size()), c = device->allocate(host.c_initial().size());
-    device->upload(*a, host.a().data(), host.a().size());
-    device->upload(*b, host.b().data(), host.b().size());
-    device->upload(*c, host.c_initial().data(), host.c_initial().size());
-    clblast->gemm(p, {a->data(), b->data(), c->data()});
-    device->synchronize();
-    std::vector<std::byte> out(host.c_initial().size());
-    device->download(out.data(), *c, out.size());
+    const std::vector<std::byte> out = testing::run_on_device(
+        *device, host, host.c_initial().data(), [&](const Operands& operands) { clblast->gemm(p, operands); });
     host.compute_expected(nullptr);
     const ValidationResult v = host.check(out.data());
     EXPECT_TRUE(v.valid) << to_string(precision) << ": " << v.reason;

@@ -43,6 +43,7 @@ TEST(CliSweep, EachKernelAtEachShapeWithTheReferenceCeilingsTilesAndLimits) {
   ASSERT_EQ(r.status, 0) << r;
   const nlohmann::json j = parse_json(r);
   EXPECT_EQ(j["kind"], "sweep");
+  EXPECT_EQ(j["schema"], 2);
   EXPECT_EQ(j["backend"], "cpu");
   for (const char* key : {"date", "command", "device", "device_fingerprint", "reference", "power_source", "results"})
     EXPECT_TRUE(j.contains(key)) << key;
@@ -54,7 +55,10 @@ TEST(CliSweep, EachKernelAtEachShapeWithTheReferenceCeilingsTilesAndLimits) {
                 std::to_string(row["n"].get<int>()) + "x" + std::to_string(row["k"].get<int>()));
     EXPECT_TRUE(row["valid"].get<bool>()) << row;
     EXPECT_GT(row["gflops"].get<double>(), 0) << row;
-    EXPECT_GT(row["reference_gflops"].get<double>(), 0) << row;
+    EXPECT_GT(row["reference"]["gflops"].get<double>(), 0) << row;
+    EXPECT_GT(row["time_ms"].get<double>(), 0) << "times in milliseconds, as run writes them\n" << row;
+    EXPECT_FALSE(row.contains("time_s")) << row;
+    EXPECT_GE(row["timing"]["spread"].get<double>(), 0) << row;
     EXPECT_EQ(row["config_source"], "default");
     if (row["kernel"] == "03_cache_blocked") {
       // A 16x16 problem with MC x NC tiles: one tile, every operand read once.
@@ -67,7 +71,9 @@ TEST(CliSweep, EachKernelAtEachShapeWithTheReferenceCeilingsTilesAndLimits) {
       bool registers = false;
       for (const auto& limit : row["growth_limits"])
         for (const auto& c : limit.value("constraints", nlohmann::json::array()))
-          registers = registers || contains(c.get<std::string>(), "registers");
+          registers =
+              registers ||
+              contains(c["expression"].get<std::string>() + " " + c["why"].get<std::string>(), "registers");
       EXPECT_TRUE(registers) << row["growth_limits"];
     }
   }
@@ -93,7 +99,9 @@ TEST(CliSweep, UsesTheTunedConfigurationFromTheResultsCache) {
   ASSERT_EQ(j["results"].size(), 2u);
   EXPECT_TRUE(contains(j["results"][0]["config_source"].get<std::string>(), "tuned")) << j["results"][0];
   EXPECT_EQ(j["results"][0]["params"], best);
-  EXPECT_EQ(j["results"][1]["config_source"], "default") << "no tuning of 8x8x8 in the cache";
+  // 8x8x8 was not tuned: the nearest tuned shape's configuration, saying so.
+  EXPECT_TRUE(contains(j["results"][1]["config_source"].get<std::string>(), " for 24x24x24")) << j["results"][1];
+  EXPECT_EQ(j["results"][1]["params"], best);
 }
 
 TEST(CliSweep, BadInputExitsWithStatusTwo) {
@@ -175,6 +183,21 @@ TEST(CliReport, RendersEveryPlotTheTableAndTheExplanationsFromFixtureResults) {
   EXPECT_TRUE(contains(page, "could not grow further because of"));
   EXPECT_TRUE(contains(page, "not measured"));
   EXPECT_TRUE(contains(page, "openblas"));
+}
+
+// Sweeps written now (schema 2: time_ms, reference.gflops) and the committed ones of schema 1
+// (time_s, reference_gflops) render together, each with its vendor BLAS figures.
+TEST(CliReport, ReadsTodaysSweepsBesideTheCommittedOnes) {
+  const fs::path out = fresh_dir("report-schemas");
+  const std::string sweep = (out / "sweep-now.json").string();
+  ASSERT_EQ(run_cli("sweep --backend cpu --kernels 02_loop_order --sizes 16,32 --max-seconds 0.02 --no-ceilings "
+                    "--no-cache --out " + sweep).status, 0);
+  const testing::CliResult alone = run_cli("report --in " + sweep + " --out " + (out / "alone").string());
+  ASSERT_EQ(alone.status, 0) << alone;
+  EXPECT_TRUE(contains(testing::read_file((out / "alone" / "index.html").string()), "(vendor BLAS)"))
+      << "the reference's GFLOP/s are read from a schema-2 sweep";
+  const testing::CliResult both = run_cli("report --in " + sweep + report_inputs() + " --out " + (out / "both").string());
+  ASSERT_EQ(both.status, 0) << both;
 }
 
 TEST(CliReport, BadInputExitsWithStatusTwo) {

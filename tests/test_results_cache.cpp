@@ -22,6 +22,7 @@
 #include "gemmlab/results_cache.hpp"
 #include "cli_support.hpp"
 #include "test_support.hpp"
+#include "text_support.hpp"
 
 
 namespace gemmlab {
@@ -29,29 +30,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::contains;
+using testing::lines_of;
 using testing::CliResult;
 using testing::run_cli;
 
-// A fresh directory per test, removed afterwards.
-class Scratch {
- public:
-  Scratch() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::path(::testing::TempDir()) /
-           ("gemmlab_cache_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~Scratch() {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-  std::string file(const std::string& name) const { return (dir_ / name).string(); }
-  const fs::path& dir() const { return dir_; }
-
- private:
-  fs::path dir_;
-};
+using testing::Scratch;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -67,8 +50,8 @@ CacheKey key_of(const std::string& kernel = "05_packed_avx512", std::int64_t m =
           .m = m, .n = 48, .k = 32, .precision = "fp32", .layout = "row-major lda=K ldb=N ldc=N alpha=1 beta=0"};
 }
 
-CachedResult ok_result(const Config& config, double time_s) {
-  CachedResult r;
+ConfigResult ok_result(const Config& config, double time_s) {
+  ConfigResult r;
   r.config = config;
   r.status = Status::ok;
   r.time_s = time_s;
@@ -76,6 +59,24 @@ CachedResult ok_result(const Config& config, double time_s) {
   r.max_rel_error = 1e-7;
   r.reference_name = "openblas";
   r.reference_gflops = 150;
+  return r;
+}
+
+// A result that was not timed (invalid or failed): why, and the validation's error where it has one.
+ConfigResult untimed_result(const Config& config, Status status, const std::string& reason, double max_rel_error = 0) {
+  ConfigResult r;
+  r.config = config;
+  r.status = status;
+  r.max_rel_error = max_rel_error;
+  r.reason = reason;
+  return r;
+}
+
+// A result whose first run was too slow to time it further.
+ConfigResult aborted_result(const Config& config, double time_s, const std::string& reason) {
+  ConfigResult r = ok_result(config, time_s);
+  r.status = Status::aborted;
+  r.reason = reason;
   return r;
 }
 
@@ -118,37 +119,61 @@ void expect_refused(const std::string& path, std::vector<std::string> words) {
   EXPECT_EQ(read_bytes(path), before) << path << " was modified";
 }
 
+// A file written before the results became one record (ConfigResult) — the same schema, times in
+// seconds — reads on: nothing cached is lost.
+TEST(ResultsCache, ReadsAFileAnEarlierGemmlabWrote) {
+  Scratch scratch;
+  const std::string path = scratch.file("earlier.sqlite");
+  sqlite_exec(path,
+              "CREATE TABLE results (device TEXT NOT NULL, backend TEXT NOT NULL, kernel TEXT NOT NULL, "
+              "kernel_hash TEXT NOT NULL, m INTEGER NOT NULL, n INTEGER NOT NULL, k INTEGER NOT NULL, "
+              "precision TEXT NOT NULL, layout TEXT NOT NULL, config TEXT NOT NULL, status TEXT NOT NULL CHECK "
+              "(status IN ('ok', 'invalid', 'failed', 'aborted')), time_s REAL, gflops REAL, max_rel_error REAL, "
+              "reason TEXT NOT NULL, reference_name TEXT NOT NULL, reference_gflops REAL, recorded_at TEXT NOT NULL, "
+              "PRIMARY KEY (device, backend, kernel, kernel_hash, m, n, k, precision, layout, config)); "
+              "PRAGMA application_id = 1196248130; PRAGMA user_version = 1; "
+              "INSERT INTO results VALUES ('5f3a9c Test CPU (avx512)', 'cpu', '05_packed_avx512', 'h1', 64, 48, 32, "
+              "'fp32', 'row-major lda=K ldb=N ldc=N alpha=1 beta=0', '{\"MR\":8,\"NV\":2}', 'ok', 0.002, 98.5, "
+              "1e-07, '', 'openblas', 150.0, '2025-03-04T05:06:07Z');");
+  ResultsCache cache(path);
+  const auto loaded = cache.load(key_of());
+  ASSERT_EQ(loaded.size(), 1u);
+  const ConfigResult& r = loaded[0];
+  EXPECT_EQ(r.config, (Config{{"MR", 8}, {"NV", 2}}));
+  EXPECT_EQ(r.status, Status::ok);
+  EXPECT_EQ(r.time_s, 0.002);
+  EXPECT_EQ(r.gflops, 98.5);
+  EXPECT_EQ(r.reference_name, "openblas");
+  EXPECT_EQ(r.recorded_at, "2025-03-04T05:06:07Z");
+  EXPECT_TRUE(r.from_cache);
+  EXPECT_DOUBLE_EQ(nlohmann::json(r)["time_ms"].get<double>(), 2.0);
+  // And it takes new results beside the old one.
+  cache.store(key_of(), ok_result({{"MR", 4}, {"NV", 4}}, 1e-3));
+  EXPECT_EQ(cache.load(key_of()).size(), 2u);
+}
+
 TEST(ResultsCache, StoresAndFindsEveryStatusWithAllItsFields) {
   Scratch scratch;
   ResultsCache cache(scratch.file("results.sqlite"));
   const CacheKey key = key_of();
-  std::vector<CachedResult> stored;
+  std::vector<ConfigResult> stored;
   stored.push_back(ok_result({{"MR", 14}, {"NV", 2}}, 2.5e-4));
-  CachedResult invalid;
-  invalid.config = {{"MR", 4}, {"NV", 1}};
-  invalid.status = Status::invalid;
-  invalid.max_rel_error = std::numeric_limits<double>::infinity();
-  invalid.reason = "C[3,5] = NaN, expected 0.25";
-  stored.push_back(invalid);
-  CachedResult failed;
-  failed.config = {{"MR", 8}, {"NV", 3}};
-  failed.status = Status::failed;
-  failed.max_rel_error = std::numeric_limits<double>::quiet_NaN();
-  failed.reason = "prepare: \"MR*NV\" too large, 'quoted', ünïcode";
-  stored.push_back(failed);
-  CachedResult aborted = ok_result({{"MR", 2}, {"NV", 1}}, 9e-3);
-  aborted.status = Status::aborted;
-  aborted.reason = "first run slower than 3x the best";
+  stored.push_back(untimed_result({{"MR", 4}, {"NV", 1}}, Status::invalid, "C[3,5] = NaN, expected 0.25",
+                                  std::numeric_limits<double>::infinity()));
+  stored.push_back(untimed_result({{"MR", 8}, {"NV", 3}}, Status::failed,
+                                  "prepare: \"MR*NV\" too large, 'quoted', ünïcode",
+                                  std::numeric_limits<double>::quiet_NaN()));
+  ConfigResult aborted = aborted_result({{"MR", 2}, {"NV", 1}}, 9e-3, "first run slower than 3x the best");
   aborted.recorded_at = "2024-01-02T03:04:05Z";
   stored.push_back(aborted);
   for (const auto& r : stored) cache.store(key, r);
 
   const std::regex iso8601(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)");
-  const std::vector<CachedResult> loaded = cache.load(key);
+  const std::vector<ConfigResult> loaded = cache.load(key);
   ASSERT_EQ(loaded.size(), stored.size());
   for (std::size_t i = 0; i < stored.size(); ++i) {
-    const CachedResult& want = stored[i];
-    for (const CachedResult& got : {loaded[i], *cache.find(key, want.config)}) {
+    const ConfigResult& want = stored[i];
+    for (const ConfigResult& got : {loaded[i], *cache.find(key, want.config)}) {
       EXPECT_EQ(got.config, want.config) << i << ": load keeps the order of storing";
       EXPECT_EQ(got.status, want.status) << i;
       EXPECT_EQ(got.time_s, want.time_s) << i;
@@ -178,11 +203,7 @@ TEST(ResultsCache, StoringTheSameConfigurationAgainReplacesTheResult) {
   const CacheKey key = key_of();
   cache.store(key, ok_result({{"MR", 14}}, 1e-3));
   cache.store(key, ok_result({{"MR", 8}}, 2e-3));
-  CachedResult again;
-  again.config = {{"MR", 14}};
-  again.status = Status::failed;
-  again.reason = "crashed";
-  cache.store(key, again);
+  cache.store(key, untimed_result({{"MR", 14}}, Status::failed, "crashed"));
   const auto loaded = cache.load(key);
   ASSERT_EQ(loaded.size(), 2u);
   const auto found = cache.find(key, {{"MR", 14}});
@@ -273,25 +294,30 @@ TEST(ResultsCache, DefaultPathFollowsXdgCacheHomeThenHome) {
   }
 }
 
+// Opens the cache at `path`, stores one result, and checks that the file is then an SQLite
+// database that gives the result back.
+void expect_initialised_on_first_store(const std::string& path) {
+  {
+    ResultsCache cache(path);
+    cache.store(key_of(), ok_result({{"MR", 1}}, 1e-3));
+    EXPECT_EQ(cache.load(key_of()).size(), 1u);
+  }
+  EXPECT_EQ(read_bytes(path).substr(0, 16), std::string("SQLite format 3\0", 16));
+  EXPECT_EQ(ResultsCache(path).load(key_of()).size(), 1u);
+}
+
 TEST(ResultsCacheFile, AnEmptyFileIsInitialised) {
   Scratch scratch;
   const std::string path = scratch.file("empty.sqlite");
   write_bytes(path, "");
-  {
-    ResultsCache cache(path);
-    cache.store(key_of(), ok_result({{"MR", 1}}, 1e-3));
-  }
-  EXPECT_EQ(read_bytes(path).substr(0, 16), std::string("SQLite format 3\0", 16));
-  EXPECT_EQ(ResultsCache(path).load(key_of()).size(), 1u);
+  expect_initialised_on_first_store(path);
 }
 
 TEST(ResultsCacheFile, ATableLessDatabaseWithoutApplicationIdIsInitialised) {
   Scratch scratch;
   const std::string path = scratch.file("blank.sqlite");
   sqlite_exec(path, "PRAGMA page_size = 4096; VACUUM;");
-  ResultsCache cache(path);
-  cache.store(key_of(), ok_result({{"MR", 1}}, 1e-3));
-  EXPECT_EQ(cache.load(key_of()).size(), 1u);
+  expect_initialised_on_first_store(path);
 }
 
 TEST(ResultsCacheFile, FilesThatAreNotDatabasesAreRefusedAndLeftUnchanged) {
@@ -322,7 +348,7 @@ TEST(ResultsCacheFile, ATruncatedCacheIsRefusedAsCorruptAndLeftUnchanged) {
   {
     ResultsCache cache(path);
     for (ParamValue v = 0; v < 400; ++v) {
-      CachedResult r = ok_result({{"P", v}, {"Q", v * 3}}, 1e-3);
+      ConfigResult r = ok_result({{"P", v}, {"Q", v * 3}}, 1e-3);
       r.reason = std::string(100, 'x');  // enough rows for many pages
       cache.store(key_of(), r);
     }
@@ -446,43 +472,24 @@ std::string quoted(const std::string& path) { return "'" + path + "'"; }
 
 // One group of six results (every status) for 05_packed_avx512 64x48x32, and three for
 // 04_register_blocked_avx2 at the same size.
-std::vector<CachedResult> populate(const std::string& path) {
+std::vector<ConfigResult> populate(const std::string& path) {
   ResultsCache cache(path);
-  std::vector<CachedResult> results;
+  std::vector<ConfigResult> results;
   results.push_back(ok_result({{"MR", 14}, {"NV", 2}}, 2.0e-4));
   results.push_back(ok_result({{"MR", 8}, {"NV", 2}}, 3.0e-4));
   results.push_back(ok_result({{"MR", 8}, {"NV", 1}}, 4.5e-4));
-  CachedResult invalid;
-  invalid.config = {{"MR", 4}, {"NV", 1}};
-  invalid.status = Status::invalid;
-  invalid.max_rel_error = 0.5;
-  invalid.reason = "C[0,1] = 2, expected 1";
-  results.push_back(invalid);
-  CachedResult failed;
-  failed.config = {{"MR", 4}, {"NV", 2}};
-  failed.status = Status::failed;
-  failed.reason = "crashed, \"SIGSEGV\"\nin the micro-kernel";
-  results.push_back(failed);
-  CachedResult aborted = ok_result({{"MR", 2}, {"NV", 1}}, 5e-3);
-  aborted.status = Status::aborted;
-  aborted.reason = "first run slower than 3x the best";
-  results.push_back(aborted);
+  results.push_back(untimed_result({{"MR", 4}, {"NV", 1}}, Status::invalid, "C[0,1] = 2, expected 1", 0.5));
+  results.push_back(untimed_result({{"MR", 4}, {"NV", 2}}, Status::failed, "crashed, \"SIGSEGV\"\nin the micro-kernel"));
+  results.push_back(aborted_result({{"MR", 2}, {"NV", 1}}, 5e-3, "first run slower than 3x the best"));
   for (const auto& r : results) cache.store(key_of(), r);
   for (ParamValue mr : {1, 2, 4}) cache.store(key_of("04_register_blocked_avx2"), ok_result({{"MR", mr}}, 1e-3));
   return results;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
 TEST(Export, JsonIsAKernelTunerCacheFileThatReadsBackAndReplays) {
   Scratch scratch;
   const std::string cache = scratch.file("results.sqlite");
-  const std::vector<CachedResult> results = populate(cache);
+  const std::vector<ConfigResult> results = populate(cache);
   for (const std::string name : {"x.json", "x.json.gz"}) {
     const std::string out = scratch.file(name);
     const CliResult r = run_cli("export --cache " + quoted(cache) + " --format json --kernel 05_packed_avx512 --output " +
@@ -500,7 +507,7 @@ TEST(Export, JsonIsAKernelTunerCacheFileThatReadsBackAndReplays) {
     EXPECT_EQ(record.parameters[1].values, (std::vector<ParamValue>{1, 2}));
     EXPECT_EQ(std::get<std::string>(record.extra.at("precision")), "fp32");
     ASSERT_EQ(record.entries.size(), results.size());
-    for (const CachedResult& want : results) {
+    for (const ConfigResult& want : results) {
       const auto e = std::find_if(record.entries.begin(), record.entries.end(),
                                   [&](const RecordEntry& x) { return x.config == want.config; });
       ASSERT_NE(e, record.entries.end()) << to_string(want.config);
@@ -525,7 +532,7 @@ TEST(Export, JsonIsAKernelTunerCacheFileThatReadsBackAndReplays) {
 TEST(Export, CsvHasAHeaderAndOneQuotedRowPerResult) {
   Scratch scratch;
   const std::string cache = scratch.file("results.sqlite");
-  const std::vector<CachedResult> results = populate(cache);
+  const std::vector<ConfigResult> results = populate(cache);
   const CliResult all = run_cli("export --cache " + quoted(cache) + " --format csv");
   ASSERT_EQ(all.status, 0) << all;
   const std::string header =

@@ -87,7 +87,7 @@ TEST(Sandbox, CachedFailuresAreReusedExceptTimeouts) {
 TEST(Sandbox, TheTimeoutIsAMultipleOfTheBestEvaluationWithAFloor) {
   WorkerRunner runner(test_worker, setup_for("crashing"));
   const auto start = std::chrono::steady_clock::now();
-  const RunOutcome hung = runner.run({{"MODE", testing::hang}}, 0, 0.5);
+  const ConfigResult hung = runner.run({{"MODE", testing::hang}}, 0, 0.5);
   const double waited = seconds_since(start);
   EXPECT_EQ(hung.status, Status::failed);
   EXPECT_TRUE(contains(hung.reason, "0.5 s")) << hung.reason;
@@ -102,7 +102,7 @@ TEST(Sandbox, MemoryExhaustionIsFailedAndTheWorkerSurvivesIt) {
     GTEST_SKIP() << "AddressSanitizer build: the worker's address-space limit is not applied (ASan's shadow "
                     "memory needs terabytes of address space), so exhausting memory would hit the whole machine";
   WorkerRunner runner(test_worker, setup_for("crashing", std::uint64_t{1} << 30));
-  const RunOutcome o = runner.run({{"MODE", testing::exhaust_memory}}, 0, 60);
+  const ConfigResult o = runner.run({{"MODE", testing::exhaust_memory}}, 0, 60);
   EXPECT_EQ(o.status, Status::failed);
   EXPECT_TRUE(contains(o.reason, "out of memory")) << o.reason;
   EXPECT_EQ(runner.run({{"MODE", testing::correct}}, 0, 60).status, Status::ok);

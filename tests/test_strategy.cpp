@@ -14,8 +14,7 @@ namespace {
 SearchSpace bowl_space() {
   SearchSpace s;
   s.add("A", int_range(0, 7), "").add("B", int_range(0, 7), "").add("C", int_range(0, 7), "");
-  s.constrain("A + B + C <= 16", {"A", "B", "C"},
-              [](const Config& c) { return c.at("A") + c.at("B") + c.at("C") <= 16; });
+  s.require("A + B + C <= 16");
   return s;
 }
 

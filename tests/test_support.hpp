@@ -1,19 +1,49 @@
 // Helpers shared by the gemmlab unit tests.
 #pragma once
 
+#include <unistd.h>
+
 #include <memory>
 
 #include "gemmlab/builtin.hpp"
 #include "gemmlab/cpu.hpp"
+#include "gemmlab/setup.hpp"
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <exception>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace gemmlab::testing {
+
+// A fresh directory per test (named after it and the process), removed afterwards.
+class Scratch {
+ public:
+  Scratch() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::path(::testing::TempDir()) / ("gemmlab_" + std::string(info->test_suite_name()) + "_" +
+                                                          info->name() + "_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
 
 // Whether `text` contains `word` delimited by non-identifier characters ("A" in "A is null",
 // not in "NaN"; "lda" in "lda=5 is ...").
@@ -59,14 +89,50 @@ template <class Ex, class F>
                                        << " mentioning the bad field, nothing was thrown";
 }
 
-// The CPU device and OpenBLAS, opened once per test process and shared by the tests.
+// The CPU device and OpenBLAS (the fp64 truth, and the timed reference where a test times one),
+// opened once per test process and shared by the tests.
 inline Device& cpu_device() {
   static const std::unique_ptr<Device> device = registry().backend("cpu").open(0);
   return *device;
 }
 inline Reference& openblas() {
-  static const std::unique_ptr<Reference> reference = cpu::load_cblas("openblas");
+  static const std::unique_ptr<Reference> reference = open_fp64_truth();
   return *reference;
+}
+
+// The entry of the datasheet catalogue (data/datasheets/devices.json as the source tree has it,
+// read here rather than through the program's embedded copy) whose limits stand for `target`
+// ("sm_90", "gfx90a"); null when none does.
+inline nlohmann::json catalogue_part(const std::string& target) {
+  std::ifstream in(GEMMLAB_DATASHEETS_FILE);
+  const nlohmann::json catalogue = nlohmann::json::parse(in);
+  for (const nlohmann::json& device : catalogue["devices"])
+    if (device.contains("limits"))
+      for (const nlohmann::json& t : device["limits"]["targets"])
+        if (t == target) return device;
+  return nullptr;
+}
+
+// Each field of `limits` against the catalogue entry's value (compute_capability 0 where the
+// entry has none: AMD).
+inline void expect_catalogue_limits(const GpuLimits& limits, const nlohmann::json& part) {
+  ASSERT_TRUE(part.is_object()) << "no catalogue part";
+  const nlohmann::json& v = part["limits"]["values"];
+  const auto value = [&](const char* key) -> std::int64_t {
+    return v.contains(key) ? v[key]["value"].get<std::int64_t>() : 0;
+  };
+  const std::string id = part["id"];
+  EXPECT_EQ(limits.compute_capability, value("compute_capability")) << id;
+  EXPECT_EQ(limits.multiprocessors, value("multiprocessors")) << id;
+  EXPECT_EQ(limits.warp_size, value("warp_size")) << id;
+  EXPECT_EQ(limits.max_threads_per_block, value("max_threads_per_block")) << id;
+  EXPECT_EQ(limits.shared_bytes_per_block, value("shared_bytes_per_block")) << id;
+  EXPECT_EQ(limits.shared_bytes_per_block_optin, value("shared_bytes_per_block_optin")) << id;
+  EXPECT_EQ(limits.shared_bytes_per_sm, value("shared_bytes_per_sm")) << id;
+  EXPECT_EQ(limits.registers_per_block, value("registers_per_block")) << id;
+  EXPECT_EQ(limits.registers_per_sm, value("registers_per_sm")) << id;
+  EXPECT_EQ(limits.max_registers_per_thread, value("max_registers_per_thread")) << id;
+  EXPECT_EQ(limits.l2_bytes, value("l2_bytes")) << id;
 }
 
 }  // namespace gemmlab::testing

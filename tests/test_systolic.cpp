@@ -9,6 +9,7 @@
 #include "cli_support.hpp"
 #include "gemmlab/evaluate.hpp"
 #include "gemmlab/json.hpp"
+#include "gemmlab/setup.hpp"
 #include "gemmlab/systolic.hpp"
 #include "gemmlab/tune.hpp"
 #include "gemmlab/validate.hpp"
@@ -18,6 +19,7 @@
 namespace gemmlab::systolic {
 namespace {
 
+using gemmlab::testing::exits_2_saying;
 using gemmlab::testing::run_cli;
 using Kind = TraceEvent::Kind;
 
@@ -49,17 +51,28 @@ Fp32Gemm counting_gemm(std::int64_t m, std::int64_t n, std::int64_t k) {
   return g;
 }
 
+// counting_gemm(m, n, k) simulated cycle by cycle on `array` with `dataflow`, every trace event
+// recorded.
+struct TracedGemm {
+  Fp32Gemm g;
+  std::vector<TraceEvent> events;
+  Counts counts;
+};
+TracedGemm traced_gemm(const ArraySpec& array, Dataflow dataflow, std::int64_t m, std::int64_t n, std::int64_t k) {
+  TracedGemm t{counting_gemm(m, n, k), {}, {}};
+  GemmData d = t.g.data();
+  d.trace = [&](const TraceEvent& e) { t.events.push_back(e); };
+  t.counts = simulate_cycles(array, {.dataflow = dataflow}, m, n, k, Precision::fp32, d);
+  return t;
+}
+
 // --- Cycle by cycle, by hand --------------------------------------------------------------------
 
 // 2x2 weight-stationary, A = [1 2; 3 4; 5 6], B = [1 2; 3 4]. Cycles 0-1 shift B into the cells
 // (bottom row first); from cycle 2, A[s][r] enters row r at cycle 2 + s + r; C[s][c] leaves the
 // bottom of column c at cycle 2 + s + (R - 1) + c. Fold: 2R + C + M - 2 = 7 cycles.
 TEST(SystolicByHand, TwoByTwoWeightStationary) {
-  auto g = counting_gemm(3, 2, 2);
-  std::vector<TraceEvent> events;
-  GemmData d = g.data();
-  d.trace = [&](const TraceEvent& e) { events.push_back(e); };
-  const Counts c = simulate_cycles(array(2, 2), {.dataflow = Dataflow::ws}, 3, 2, 2, Precision::fp32, d);
+  const auto [g, events, c] = traced_gemm(array(2, 2), Dataflow::ws, 3, 2, 2);
   const std::vector<TraceEvent> expected = {
       {0, Kind::filter_read, 1, 0}, {0, Kind::filter_read, 1, 1},  // B's bottom row enters first
       {1, Kind::filter_read, 0, 0}, {1, Kind::filter_read, 0, 1},
@@ -85,11 +98,7 @@ TEST(SystolicByHand, TwoByTwoWeightStationary) {
 // column n at cycle p + n; the cells accumulate until cycle K + R + C - 3 = 7, then the sums
 // shift out of the bottom, row 3 (unused) at cycle 8, row 2 at 9, row 1 at 10, row 0 at 11.
 TEST(SystolicByHand, FourByFourOutputStationary) {
-  auto g = counting_gemm(3, 4, 2);
-  std::vector<TraceEvent> events;
-  GemmData d = g.data();
-  d.trace = [&](const TraceEvent& e) { events.push_back(e); };
-  const Counts c = simulate_cycles(array(4, 4), {.dataflow = Dataflow::os}, 3, 4, 2, Precision::fp32, d);
+  const auto [g, events, c] = traced_gemm(array(4, 4), Dataflow::os, 3, 4, 2);
   std::vector<TraceEvent> expected;
   for (std::int64_t m = 0; m < 3; ++m)
     for (std::int64_t p = 0; p < 2; ++p) expected.push_back({p + m, Kind::ifmap_read, m, p});
@@ -394,17 +403,16 @@ TEST(SystolicInputs, BadArraysBuffersAndMappingsAreClearErrors) {
 // --- The backend --------------------------------------------------------------------------------
 
 TEST(SystolicBackend, KernelsRunValidateAndReportSimulatedTime) {
-  Backend& backend = registry().backend("systolic");
-  auto device = backend.open(5);  // gemmini
+  const EvaluationSetup setup = open_evaluation(registry().backend("systolic"), {.device = 5});
+  Device* device = setup.device.get();
   ASSERT_EQ(device->info().name, "gemmini");
-  auto truth = cpu::load_cblas("openblas");
-  auto reference = backend.make_reference("heuristic", *device);
+  ASSERT_EQ(setup.reference_name, "heuristic");
   for (const Kernel* kernel : registry().kernels("systolic"))
     for (Precision precision : {Precision::int8, Precision::bf16, Precision::fp32}) {
       SCOPED_TRACE(std::string(kernel->name()) + " " + std::string(to_string(precision)));
       const Problem p = Problem::packed(45, 37, 29, precision);
       const Evaluation e = evaluate(*device, *kernel, kernel->default_config(device->info(), precision), p,
-                                    truth.get(), reference.get());
+                                    setup.truth.get(), setup.reference.get());
       EXPECT_TRUE(e.validation.valid) << e.validation.reason;
       ASSERT_TRUE(e.kernel && e.reference);
       EXPECT_EQ(e.kernel->measurement.repetitions, 1);  // simulated time does not vary
@@ -417,14 +425,13 @@ TEST(SystolicBackend, KernelsRunValidateAndReportSimulatedTime) {
 // The verification plan (odd shapes, both scalings, the extremes of each space) on a small and a
 // large preset, every precision; padded leading dimensions on the small one.
 void expect_verification_plan_passes(int device_index, bool padded) {
-  Backend& backend = registry().backend("systolic");
-  auto truth = cpu::load_cblas("openblas");
+  const EvaluationSetup setup =
+      open_evaluation(registry().backend("systolic"), {.device = device_index, .timed_reference = false});
   VerifyOptions options;
   options.padded_leading_dimensions = padded;
-  auto device = backend.open(device_index);
   for (const Kernel* kernel : registry().kernels("systolic"))
-    for (const VerifyCase& c : verify_kernel(*device, *kernel, truth.get(), options))
-      EXPECT_EQ(c.status, "passed") << device->info().name << " " << c.kernel << " " << c.problem.shape() << " "
+    for (const VerifyCase& c : verify_kernel(*setup.device, *kernel, setup.truth.get(), options))
+      EXPECT_EQ(c.status, "passed") << setup.info().name << " " << c.kernel << " " << c.problem.shape() << " "
                                     << to_string(c.problem.precision) << " {" << gemmlab::to_string(c.config)
                                     << "}: " << c.validation.reason;
 }
@@ -434,27 +441,87 @@ TEST(SystolicBackend, EveryKernelPassesTheVerificationPlanOnTpuV5e) { expect_ver
 
 TEST(SystolicBackend, APrecisionWithoutAnyTileIsReportedUnsupported) {
   // tpu-v1's weight FIFO holds no fp32 tile: said so, not skipped silently.
-  Backend& backend = registry().backend("systolic");
-  auto truth = cpu::load_cblas("openblas");
-  auto v1 = backend.open(0);
-  const auto cases = verify_kernel(*v1, registry().kernel("systolic", "01_array_tiles"), truth.get(),
+  const EvaluationSetup v1 = open_evaluation(registry().backend("systolic"), {.device = 0, .timed_reference = false});
+  const auto cases = verify_kernel(*v1.device, registry().kernel("systolic", "01_array_tiles"), v1.truth.get(),
                                    {.shapes = {parse_shape("3x3x3")}, .precisions = {Precision::fp32}});
   ASSERT_EQ(cases.size(), 1u);
   EXPECT_EQ(cases[0].status, "unsupported");
   EXPECT_TRUE(gemmlab::testing::contains(cases[0].validation.reason, "fp32"));
 }
 
+// The buffer constraints read the element size as a named value of the precision's space, so that
+// what `gemmlab kernels` prints is what is evaluated: on tpu-v1 (a 256 KiB weight FIFO) a
+// 256 x 256 B tile takes 128 KiB in bf16, half the buffer, and 256 KiB in fp32, all of it.
+TEST(SystolicKernels, BufferConstraintsPrintTheElementSizeTheyEvaluate) {
+  const DeviceInfo v1 = registry().backend("systolic").devices().front();
+  ASSERT_EQ(v1.name, "tpu-v1");
+  const Kernel& kernel = registry().kernel("systolic", "01_array_tiles");
+  const Config array_sized = {{"DATAFLOW", 0}, {"TM", 256}, {"TN", 256}, {"TK", 256}};
+  for (const auto& [precision, elem] : {std::pair{Precision::bf16, 2}, std::pair{Precision::fp32, 4}}) {
+    const std::string name(to_string(precision));
+    SCOPED_TRACE(name);
+    const SearchSpace space = kernel.space(v1, precision);
+    const auto b_tile = std::find_if(space.constraints().begin(), space.constraints().end(),
+                                     [](const Constraint& c) { return c.text == "b_tile_bytes <= filter_buffer / 2"; });
+    ASSERT_NE(b_tile, space.constraints().end());
+    ASSERT_TRUE(space.find_named_value("elem_bytes"));
+    EXPECT_EQ(space.find_named_value("elem_bytes")->value, elem);
+    EXPECT_EQ(space.value_of("b_tile_bytes", array_sized), 256 * 256 * elem);
+    EXPECT_EQ(b_tile->holds(array_sized), elem == 2);
+
+    const auto text = run_cli("kernels --backend systolic --precision " + name);
+    ASSERT_EQ(text.status, 0) << text;
+    EXPECT_TRUE(gemmlab::testing::contains(text.out, "constraints for " + name + ":\n      a_tile_bytes <= ifmap_buffer / 2"))
+        << text;
+    EXPECT_TRUE(gemmlab::testing::contains(text.out, "with elem_bytes = " + std::to_string(elem) + "  ")) << text;
+    EXPECT_TRUE(gemmlab::testing::contains(text.out, "with b_tile_bytes = TK * TN * elem_bytes")) << text;
+  }
+  // A violation names the value compared: 256 * 256 * 4.
+  EXPECT_THROW_MENTIONING(kernel.space(v1, Precision::fp32).check(array_sized), ConfigError,
+                          {"b_tile_bytes <= filter_buffer / 2", "b_tile_bytes = 262144"});
+}
+
+// Each kernel's staged tile of C: the tile_m x tile_n block one tile of the mapping covers.
+TEST(SystolicKernels, DeclareTheTileOfCTheyStage) {
+  const DeviceInfo gemmini = registry().backend("systolic").devices().back();
+  ASSERT_EQ(gemmini.name, "gemmini");
+  for (const Kernel* kernel : registry().kernels("systolic")) {
+    SCOPED_TRACE(std::string(kernel->name()));
+    const SearchSpace space = kernel->space(gemmini, Precision::int8);
+    for (const Config& c : space.enumerate()) {
+      EXPECT_EQ(space.value_of("tile_m", c), c.at("TM"));
+      EXPECT_EQ(space.value_of("tile_n", c), c.at("TN"));
+    }
+  }
+}
+
+// fp32 on tpu-v1 has no valid configuration: every command says so instead of failing later.
+TEST(SystolicCli, APrecisionWithoutAnyConfigurationIsAClearMessage) {
+  EXPECT_TRUE(exits_2_saying(
+      "run --backend systolic --kernel 02_buffer_tiled --precision fp32 --m 8 --n 8 --k 8",
+      {"no configuration of 02_buffer_tiled is valid for fp32 on tpu-v1", "bf16, int8"}))
+      << "the message names the precision, the device and the precisions that would work";
+  const auto verify = run_cli("verify --backend systolic --precision fp32 --shapes 3x3x3 --json");
+  ASSERT_EQ(verify.status, 0) << verify;
+  EXPECT_EQ(gemmlab::testing::parse_json(verify)["unsupported"], 2) << verify;
+  const auto kernels = run_cli("kernels --backend systolic --precision fp32 --json");
+  ASSERT_EQ(kernels.status, 0) << kernels;
+  const nlohmann::json listing = gemmlab::testing::parse_json(kernels);  // kept: the loop walks into it
+  for (const auto& k : listing["kernels"]) {
+    EXPECT_EQ(k["valid_size"], 0) << k["name"];
+    EXPECT_EQ(k["default_config"], nlohmann::json::object()) << k["name"];
+  }
+}
+
 // Tuning a deterministic objective: the same seed gives the same search, and the result is
 // never worse than the heuristic baseline (the kernel's default, evaluated first).
 TEST(SystolicBackend, TuningIsReproducibleAndNeverWorseThanTheHeuristic) {
-  Backend& backend = registry().backend("systolic");
-  auto device = backend.open(0);  // tpu-v1
+  const EvaluationSetup setup = open_evaluation(registry().backend("systolic"), {.device = 0});  // tpu-v1
+  Device* device = setup.device.get();
   const Kernel& kernel = registry().kernel("systolic", "02_buffer_tiled");
   const Problem p = Problem::packed(300, 700, 520, Precision::int8);
-  auto truth = cpu::load_cblas("openblas");
-  auto reference = backend.make_reference("heuristic", *device);
   auto tune_once = [&] {
-    InProcessRunner runner(*device, kernel, p, truth.get(), reference.get(), 1, TuneOptions{}.measure);
+    InProcessRunner runner(*device, kernel, p, setup.truth.get(), setup.reference.get(), 1, TuneOptions{}.measure);
     TuneOptions options;
     options.budget.evaluations = 12;
     options.start_with = {kernel.default_config(device->info(), p.precision)};
@@ -502,11 +569,8 @@ TEST(SystolicCli, BadInputsExitWithAMessage) {
                                  "simulate --array 8x8 --dataflow zz --m 4 --n 4 --k 4",
                                  "simulate --array 8x8 --precision fp64 --m 4 --n 4 --k 4",
                                  "simulate --array 8x8 --m 4 --n 4 --k 4 --bandwidth -1",
-                                 "simulate --array 8x8 --m 64 --n 4 --k 4 --tile-m 8 --scalesim-compatible"}) {
-    const auto r = run_cli(args);
-    EXPECT_EQ(r.status, 2) << args << "\n" << r;
-    EXPECT_FALSE(r.err.empty()) << args;
-  }
+                                 "simulate --array 8x8 --m 64 --n 4 --k 4 --tile-m 8 --scalesim-compatible"})
+    EXPECT_TRUE(exits_2_saying(args));
 }
 
 TEST(SystolicCli, TuneWorksLikeAnyBackend) {
@@ -517,6 +581,35 @@ TEST(SystolicCli, TuneWorksLikeAnyBackend) {
   EXPECT_EQ(j["reference"]["name"], "heuristic");
   EXPECT_GE(j["best"]["ratio_to_reference"].get<double>(), 1.0);
   EXPECT_EQ(j["evaluations"], 8);
+}
+
+// Without --precision, commands take the device's native precision: tpu-v1 (the default device)
+// holds no fp32 tile, and fp32 was what they used to default to.
+TEST(SystolicCli, CommandsDefaultToTheDevicesNativePrecision) {
+  const auto run = run_cli("run --backend systolic --kernel 02_buffer_tiled --m 256 --n 256 --k 256 --no-cache --json");
+  ASSERT_EQ(run.status, 0) << run;
+  EXPECT_EQ(gemmlab::testing::parse_json(run)["precision"], "int8");
+  const auto tune = run_cli("tune --backend systolic --device 4 --kernel 02_buffer_tiled --m 64 --n 64 --k 64 --budget 2 "
+                            "--no-cache --json");
+  ASSERT_EQ(tune.status, 0) << tune;
+  EXPECT_EQ(gemmlab::testing::parse_json(tune)["precision"], "bf16") << "tpu-v5e";
+  const auto sweep = run_cli("sweep --backend systolic --device 5 --sizes 32 --shapes 16x16x16 --no-ceilings --no-cache --json");
+  ASSERT_EQ(sweep.status, 0) << sweep;
+  const auto rows = gemmlab::testing::parse_json(sweep)["results"];
+  ASSERT_FALSE(rows.empty()) << sweep;
+  for (const auto& row : rows) EXPECT_EQ(row["precision"], "int8") << "gemmini";
+  const auto kernels = run_cli("kernels --backend systolic --json");
+  ASSERT_EQ(kernels.status, 0) << kernels;
+  const nlohmann::json listing = gemmlab::testing::parse_json(kernels);  // kept: the loop walks into it
+  for (const auto& k : listing["kernels"]) EXPECT_EQ(k["space_precision"], "int8") << k["name"];
+}
+
+TEST(SystolicCli, APrecisionWithoutValidConfigurationsSaysWhichOnesWork) {
+  for (const std::string command : {"tune --budget 2", "run"}) {
+    EXPECT_TRUE(exits_2_saying(
+        command + " --backend systolic --kernel 02_buffer_tiled --precision fp32 --m 64 --n 64 --k 64 --no-cache",
+        {"fp32", "tpu-v1", "int8", "bf16"}));
+  }
 }
 
 }  // namespace

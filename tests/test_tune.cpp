@@ -1,12 +1,15 @@
 // Tuning live kernels: budget, no repetition, validity, and the failed / invalid outcomes of
 // deliberately faulty test kernels.
 #include <chrono>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include "gemmlab/builtin.hpp"
 #include "gemmlab/cpu.hpp"
+#include "gemmlab/json.hpp"
+#include "gemmlab/result.hpp"
 #include "gemmlab/tune.hpp"
 #include "faulty_kernels.hpp"
 #include "test_support.hpp"
@@ -95,29 +98,27 @@ TEST(Tune, AConfigurationFarSlowerThanTheBestIsAbortedAfterOneRun) {
   EXPECT_EQ(all.history[1].status, Status::ok);
 }
 
-// X in 1..8: prepare() "compiles" (sleeps 30 ms) unless prepare_ahead() did it already.
+// X in 1..8: building "compiles" (sleeps 30 ms) unless prepare_ahead() did it already.
 class CompiledAtRunTimeKernel final : public testing::TestKernel {
  public:
   CompiledAtRunTimeKernel()
-      : TestKernel("compiled_at_run_time", "test kernel with a slow build step", Precision::fp32, "X") {}
-  SearchSpace space(const DeviceInfo&, Precision) const override {
-    SearchSpace s;
-    s.add("X", int_range(1, 8), "");
-    return s;
-  }
-  void prepare_ahead(const DeviceInfo&, Precision, const Config& c) const override { build(c); }
-  std::unique_ptr<Executable> prepare(Device& device, const Problem& p, const Config& c) const override {
+      : TestKernel("compiled_at_run_time", "test kernel with a slow build step", Precision::fp32, "X", int_range(1, 8)) {}
+  Compilation compilation() const override { return Compilation::at_run_time; }
+  void prepare_ahead(const DeviceInfo&, Precision, const Config& c) const override { compile(c); }
+  mutable int built_in_prepare = 0;
+
+ protected:
+  std::unique_ptr<Executable> build(Device& device, const Problem& p, const Config& c) const override {
     {
       std::lock_guard lock(mutex_);
       if (!built_.count(c)) ++built_in_prepare;
     }
-    build(c);
+    compile(c);
     return registry().kernel("cpu", "02_loop_order").prepare(device, p, {});
   }
-  mutable int built_in_prepare = 0;
 
  private:
-  void build(const Config& c) const {
+  void compile(const Config& c) const {
     {
       std::lock_guard lock(mutex_);
       if (built_.count(c)) return;
@@ -202,6 +203,73 @@ TEST(Evaluator, AbortsAfterOneTimedRunAboveTheThreshold) {
   const Evaluation kept = evaluator.run(kernel, {}, nullptr, options);
   EXPECT_FALSE(kept.aborted);
   EXPECT_GT(kept.kernel->measurement.repetitions, 1);
+}
+
+// One record from the evaluation to the command line, and its one JSON form (the worker answers in
+// it too): times in milliseconds, every key present.
+TEST(ConfigResult, ComesFromAnEvaluationAndRoundTripsThroughItsJson) {
+  const Kernel& kernel = registry().kernel("cpu", "02_loop_order");
+  Evaluator evaluator(cpu_device(), Problem::packed(20, 20, 20), &openblas(), 1);
+  EvaluationOptions brief;
+  brief.measure.max_seconds = 0.02;
+  ConfigResult r = result_of({}, evaluator.run(kernel, {}, nullptr, brief));
+  ASSERT_EQ(r.status, Status::ok);
+  EXPECT_GT(r.time_s, 0);
+  EXPECT_GT(r.gflops, 0);
+  r.ratio_to_reference = 1.25;
+  r.recorded_at = "2026-01-01T00:00:00Z";
+  const nlohmann::json j = r;
+  for (const char* key : {"params", "status", "time_ms", "gflops", "ratio_to_reference", "max_rel_error", "reason",
+                          "watts", "gflops_per_watt", "from_cache", "recorded_at"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_FALSE(j.contains("time_s"));
+  EXPECT_DOUBLE_EQ(j["time_ms"].get<double>(), r.time_s * 1e3);
+  EXPECT_TRUE(j["watts"].is_null()) << "the CPU reports no power";
+  const ConfigResult back = j.get<ConfigResult>();
+  EXPECT_EQ(back.config, r.config);
+  EXPECT_EQ(back.status, r.status);
+  EXPECT_DOUBLE_EQ(back.time_s, r.time_s);
+  EXPECT_EQ(back.gflops, r.gflops);
+  EXPECT_EQ(back.max_rel_error, r.max_rel_error);
+  EXPECT_EQ(back.ratio_to_reference, 1.25);
+  EXPECT_EQ(back.recorded_at, r.recorded_at);
+  EXPECT_FALSE(back.watts);
+
+  // Untimed and unbounded values are null, and read back as what they stood for.
+  const ConfigResult invalid{.config = {{"X", 1}}, .status = Status::invalid, .time_s = 0, .gflops = 0,
+                             .max_rel_error = std::numeric_limits<double>::infinity(), .reason = "NaN at (0, 0)"};
+  const nlohmann::json ij = invalid;
+  EXPECT_TRUE(ij["time_ms"].is_null());
+  EXPECT_TRUE(ij["ratio_to_reference"].is_null());
+  EXPECT_TRUE(ij["max_rel_error"].is_null());
+  EXPECT_TRUE(ij["recorded_at"].is_null());
+  EXPECT_EQ(ij.get<ConfigResult>().max_rel_error, std::numeric_limits<double>::infinity());
+  const ConfigResult failed{.config = {}, .status = Status::failed, .reason = "crashed"};
+  EXPECT_EQ(nlohmann::json(failed).get<ConfigResult>().max_rel_error, 0.0);
+  EXPECT_THROW(nlohmann::json({{"params", nlohmann::json::object()}, {"status", "great"}}).get<ConfigResult>(),
+               std::invalid_argument);
+}
+
+TEST(EvaluationJson, RunAndSweepShareOneShapeWithTimesInMilliseconds) {
+  const Kernel& kernel = registry().kernel("cpu", "02_loop_order");
+  const Problem p = Problem::packed(20, 20, 20);
+  EvaluationOptions brief;
+  brief.measure.max_seconds = 0.02;
+  const Evaluation e = evaluate(cpu_device(), kernel, {}, p, &openblas(), &openblas(), brief);
+  const nlohmann::json j = e;
+  for (const char* key : {"valid", "max_rel_error", "tolerance", "reason", "time_ms", "gflops", "timing", "reference",
+                          "ratio_to_reference", "power"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_DOUBLE_EQ(j["time_ms"].get<double>(), e.kernel->measurement.median_s * 1e3);
+  EXPECT_DOUBLE_EQ(j["timing"]["median_ms"].get<double>(), e.kernel->measurement.median_s * 1e3);
+  EXPECT_FALSE(j["timing"].contains("median_s"));
+  EXPECT_EQ(j["reference"]["name"], "openblas");
+  EXPECT_DOUBLE_EQ(j["reference"]["time_ms"].get<double>(), e.reference->measurement.median_s * 1e3);
+  EXPECT_TRUE(j["power"].is_null());
+  EvaluationOptions validate_only;
+  validate_only.time = false;
+  const nlohmann::json untimed = evaluate(cpu_device(), kernel, {}, p, &openblas(), nullptr, validate_only);
+  EXPECT_TRUE(untimed["time_ms"].is_null() && untimed["gflops"].is_null() && untimed["reference"].is_null());
 }
 
 }  // namespace

@@ -111,6 +111,26 @@ std::vector<Problem> validator_problems() {
           make("1x1x1", Precision::fp32, 2.0, -1.0)};
 }
 
+// Calls `check(p, hc, s)` for each of the validator problems, with its HostCase (seed 42, expected
+// result from plain loops) and a correct result `s` for it.
+template <class Check>
+void for_each_solved_case(Check&& check) {
+  for (const Problem& p : validator_problems()) {
+    SCOPED_TRACE(describe(p));
+    HostCase hc(p, 42);
+    hc.compute_expected(nullptr);
+    Solution s = solve(hc);
+    check(p, hc, s);
+  }
+}
+
+// A copy of a result, to corrupt.
+HostBuffer<std::byte> copy_of(const HostBuffer<std::byte>& c) {
+  HostBuffer<std::byte> copy(c.size());
+  std::memcpy(copy.data(), c.data(), c.size());
+  return copy;
+}
+
 TEST(Tolerance, IsKPlusTwoTimesMachineEpsilon) {
   EXPECT_DOUBLE_EQ(tolerance(Problem::packed(4, 4, 100, Precision::fp32)),
                    102.0 * std::numeric_limits<float>::epsilon());
@@ -123,10 +143,10 @@ TEST(Tolerance, IsKPlusTwoTimesMachineEpsilon) {
 }
 
 TEST(HostCaseCheck, CorrectResultPassesWithEitherTruth) {
-  auto openblas = cpu::load_cblas("openblas");
+  const auto host_blas = open_fp64_truth();
   for (const Problem& p : validator_problems()) {
     SCOPED_TRACE(describe(p));
-    for (Reference* truth : {static_cast<Reference*>(nullptr), openblas.get()}) {
+    for (Reference* truth : {static_cast<Reference*>(nullptr), host_blas.get()}) {
       HostCase hc(p, 42);
       hc.compute_expected(truth);
       const Solution s = solve(hc);
@@ -154,16 +174,11 @@ TEST(HostCaseCheck, EmptyAndZeroDepthProblemsPassWithCorrectResult) {
 }
 
 TEST(HostCaseCheck, ASingleElementOffByFourTolerancesFailsAtEveryPosition) {
-  for (const Problem& p : validator_problems()) {
-    SCOPED_TRACE(describe(p));
-    HostCase hc(p, 42);
-    hc.compute_expected(nullptr);
-    const Solution s = solve(hc);
+  for_each_solved_case([](const Problem& p, const HostCase& hc, const Solution& s) {
     const double tol = tolerance(p);
     for (std::int64_t i = 0; i < p.m; ++i)
       for (std::int64_t j = 0; j < p.n; ++j) {
-        HostBuffer<std::byte> c(s.c.size());
-        std::memcpy(c.data(), s.c.data(), s.c.size());
+        HostBuffer<std::byte> c = copy_of(s.c);
         const std::size_t at = index_of(p, i, j);
         const double scale = s.scale[static_cast<std::size_t>(i * p.n + j)];
         put(c.data(), at, get(c.data(), at, p.precision) + 4 * tol * scale, p.precision);
@@ -175,34 +190,25 @@ TEST(HostCaseCheck, ASingleElementOffByFourTolerancesFailsAtEveryPosition) {
         EXPECT_GT(r.max_rel_error, 3 * tol) << element_name(i, j);
         EXPECT_LT(r.max_rel_error, 5 * tol) << element_name(i, j);
       }
-  }
+  });
 }
 
 TEST(HostCaseCheck, AnElementOffByAQuarterToleranceStillPasses) {
-  for (const Problem& p : validator_problems()) {
-    SCOPED_TRACE(describe(p));
-    HostCase hc(p, 42);
-    hc.compute_expected(nullptr);
-    Solution s = solve(hc);
+  for_each_solved_case([](const Problem& p, const HostCase& hc, Solution& s) {
     const std::int64_t i = p.m / 2, j = p.n / 2;
     const std::size_t at = index_of(p, i, j);
     const double scale = s.scale[static_cast<std::size_t>(i * p.n + j)];
     put(s.c.data(), at, get(s.c.data(), at, p.precision) + 0.25 * tolerance(p) * scale, p.precision);
     const ValidationResult r = hc.check(s.c.data());
     EXPECT_TRUE(r.valid) << "an error of 1/4 of the bound must be accepted: " << r.reason;
-  }
+  });
 }
 
 TEST(HostCaseCheck, ANaNOrInfiniteElementFails) {
-  for (const Problem& p : validator_problems()) {
-    SCOPED_TRACE(describe(p));
-    HostCase hc(p, 42);
-    hc.compute_expected(nullptr);
-    const Solution s = solve(hc);
+  for_each_solved_case([](const Problem& p, const HostCase& hc, const Solution& s) {
     for (double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
                        -std::numeric_limits<double>::infinity()}) {
-      HostBuffer<std::byte> c(s.c.size());
-      std::memcpy(c.data(), s.c.data(), s.c.size());
+      HostBuffer<std::byte> c = copy_of(s.c);
       const std::int64_t i = p.m - 1, j = p.n - 1;
       put(c.data(), index_of(p, i, j), bad, p.precision);
       const ValidationResult r = hc.check(c.data());
@@ -210,58 +216,44 @@ TEST(HostCaseCheck, ANaNOrInfiniteElementFails) {
       EXPECT_TRUE(contains(r.reason, element_name(i, j))) << r.reason;
       EXPECT_TRUE(std::isinf(r.max_rel_error)) << "max_rel_error = " << r.max_rel_error;
     }
-  }
+  });
 }
 
 TEST(HostCaseCheck, AnUnwrittenElementStillHoldingPoisonFails) {
-  for (const Problem& p : validator_problems()) {
-    SCOPED_TRACE(describe(p));
-    HostCase hc(p, 42);
-    hc.compute_expected(nullptr);
-    Solution s = solve(hc);
+  for_each_solved_case([](const Problem& p, const HostCase& hc, Solution& s) {
     put_poison(s.c.data(), index_of(p, 0, 0), p.precision);
     const ValidationResult r = hc.check(s.c.data());
     EXPECT_FALSE(r.valid) << "C[0][0] left as poison passed";
     EXPECT_TRUE(contains(r.reason, "C[0][0]")) << r.reason;
-  }
+  });
 }
 
 TEST(HostCaseCheck, AWriteIntoRowPaddingFails) {
-  for (const Problem& p : validator_problems()) {
-    if (p.ldc == p.n || p.m < 2) continue;
-    SCOPED_TRACE(describe(p));
-    HostCase hc(p, 42);
-    hc.compute_expected(nullptr);
-    const Solution s = solve(hc);
+  for_each_solved_case([](const Problem& p, const HostCase& hc, const Solution& s) {
+    if (p.ldc == p.n || p.m < 2) return;  // no row padding before the last row
     for (std::int64_t i = 0; i + 1 < p.m; ++i)
       for (std::int64_t j = p.n; j < p.ldc; ++j) {
-        HostBuffer<std::byte> c(s.c.size());
-        std::memcpy(c.data(), s.c.data(), s.c.size());
+        HostBuffer<std::byte> c = copy_of(s.c);
         put(c.data(), index_of(p, i, j), 0.0, p.precision);
         const ValidationResult r = hc.check(c.data());
         EXPECT_FALSE(r.valid) << "a write to padding element " << element_name(i, j) << " (ldc=" << p.ldc
                               << ") passed";
         EXPECT_TRUE(contains(r.reason, "padding")) << r.reason;
       }
-  }
+  });
 }
 
 TEST(HostCaseCheck, AWriteIntoTheGuardZoneAfterCFails) {
-  for (const Problem& p : validator_problems()) {
-    SCOPED_TRACE(describe(p));
-    HostCase hc(p, 42);
-    hc.compute_expected(nullptr);
-    const Solution s = solve(hc);
+  for_each_solved_case([](const Problem& p, const HostCase& hc, const Solution& s) {
     ASSERT_EQ(hc.c_bytes_with_guard(), (p.c_elements() + HostCase::guard_elements) * element_size(p.precision));
     for (std::size_t g : {std::size_t{0}, std::size_t{1}, HostCase::guard_elements - 1}) {
-      HostBuffer<std::byte> c(s.c.size());
-      std::memcpy(c.data(), s.c.data(), s.c.size());
+      HostBuffer<std::byte> c = copy_of(s.c);
       put(c.data(), p.c_elements() + g, 1.0, p.precision);
       const ValidationResult r = hc.check(c.data());
       EXPECT_FALSE(r.valid) << "a write " << g << " elements past the end of C passed";
       EXPECT_TRUE(contains(r.reason, "past the end")) << r.reason;
     }
-  }
+  });
 }
 
 TEST(HostCaseCheck, WhereTheScaleIsZeroTheElementMustBeExactlyZero) {
@@ -339,8 +331,7 @@ TEST(HostCaseCheck, SixteenBitInputsWithFp32OutputValidateAgainstTheRoundedInput
       std::memcpy(&bits, m.data() + 2 * i, 2);
       return static_cast<float>(precision == Precision::fp16 ? from_fp16(bits) : from_bf16(bits));
     };
-    HostBuffer<std::byte> c(hc.c_initial().size());
-    std::memcpy(c.data(), hc.c_initial().data(), c.size());
+    HostBuffer<std::byte> c = copy_of(hc.c_initial());
     auto* cf = reinterpret_cast<float*>(c.data());
     for (std::int64_t i = 0; i < p.m; ++i)
       for (std::int64_t j = 0; j < p.n; ++j) {

@@ -2,13 +2,17 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "gemmlab/builtin.hpp"
 #include "gemmlab/evaluate.hpp"
+#include "gemmlab/setup.hpp"
+#include "gemmlab/tuned.hpp"
 
 namespace gemmlab::cli {
 
@@ -40,13 +44,59 @@ std::vector<const Kernel*> select_kernels(const std::string& backend, const std:
 
 void print_json(const nlohmann::json& document);
 
-// The power sampled during an evaluation: {"kernel": {watts, gflops_per_watt, temperature_c},
-// "reference": ...}, or null where the device reports none.
-nlohmann::json power_json(const Evaluation& e);
+// Option groups that several subcommands share, declared here once so that their names, help and
+// defaults stay the same everywhere. Each binds to a struct the command keeps in its options.
+
+// --json, "Print one JSON document".
+void add_json_flag(CLI::App* cmd, bool& json);
+
+// --m, --n, --k (required).
+void add_shape_options(CLI::App* cmd, std::int64_t& m, std::int64_t& n, std::int64_t& k);
+
+// One kernel on one problem (run, tune): --backend, --kernel, --m/--n/--k and --precision are
+// options of both; alpha, beta and the leading dimensions only of `run` (0: packed).
+struct ProblemOptions {
+  std::string backend = "cpu", kernel, precision;
+  std::int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+  double alpha = 1.0, beta = 0.0;
+};
+void add_problem_options(CLI::App* cmd, ProblemOptions& o);
+
+// The problem `o` describes, in --precision, else in the kernel's default one on `device`; checked
+// (validate) and runnable by the kernel there (require_runs).
+Problem checked_problem(const ProblemOptions& o, const Kernel& kernel, const DeviceInfo& device);
+
+// The kernel's search space for `precision` on `device`; a UsageError when nothing in it is valid.
+SearchSpace valid_space(const Kernel& kernel, const DeviceInfo& device, Precision precision);
+
+// --threads, --reference and --device into the options the evaluation is opened with; the help of
+// --threads and --reference differs by command (what else the threads decide, the default reference).
+void add_setup_options(CLI::App* cmd, SetupOptions& setup, const std::string& threads_help,
+                       const std::string& reference_help);
+// --flush-cache, apart from the others since the commands list it elsewhere.
+void add_flush_cache_flag(CLI::App* cmd, SetupOptions& setup);
+
+// --cache FILE and --no-cache; what the cache is for (read, or read and extended) differs by
+// command, and so does their help.
+struct CacheOptions {
+  std::string path;
+  bool disabled = false;
+};
+void add_cache_options(CLI::App* cmd, CacheOptions& cache, const std::string& cache_help,
+                       const std::string& no_cache_help);
+// A UsageError when both are given.
+void check_cache_options(const CacheOptions& cache);
+
+// The results cache a command reads tuned configurations from (--cache FILE, else the default one;
+// none with --no-cache or when the default file does not exist). A bad file is a UsageError.
+std::optional<ResultsCache> open_lookup_cache(const CacheOptions& cache);
+
+// "  ignored the cached configuration {…} tuned for MxNxK: why" lines, for text output.
+void print_ignored(const std::vector<IgnoredConfig>& ignored);
 
 // Adds constraints given as expressions (--constraint, and a file with one per line, `#` comments)
-// to `space`. A malformed expression or an unknown parameter name is a UsageError naming where it
-// came from.
+// to `space`; they may use the kernel's named values as well as its parameters. A malformed
+// expression or an unknown name is a UsageError naming where it came from.
 void add_user_constraints(SearchSpace& space, const std::vector<std::string>& expressions, const std::string& file);
 
 }  // namespace gemmlab::cli

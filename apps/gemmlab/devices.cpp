@@ -13,7 +13,7 @@ void add_devices_command(CLI::App& app, Outcome&) {
   };
   auto options = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("devices", "List devices with their specifications and measured ceilings");
-  cmd->add_flag("--json", options->json, "Print one JSON document");
+  add_json_flag(cmd, options->json);
   cmd->add_flag("--no-measure", options->no_measure, "Skip the FMA and memory-bandwidth micro-benchmarks");
   cmd->callback([options] {
     std::vector<DeviceInfo> infos;

@@ -71,8 +71,6 @@ std::string distinguishing_options(const std::vector<ResultsCache::Group>& group
   return text;
 }
 
-bool timed(const CachedResult& r) { return r.status == Status::ok || r.status == Status::aborted; }
-
 // A number for the CSV ("inf" and "nan" as fmt writes them), empty when `present` is false.
 std::string number(double value, bool present = true) { return present ? fmt::format("{}", value) : ""; }
 
@@ -97,12 +95,12 @@ void write_csv(std::ostream& out, const ResultsCache& cache, const std::vector<R
   out << "device,backend,kernel,kernel_hash,m,n,k,precision,layout,params,status,time_ms,gflops,"
          "ratio_to_reference,max_rel_error,reason,recorded_at\n";
   for (const auto& g : groups)
-    for (const CachedResult& r : cache.load(g.key)) {
-      const bool has_ratio = timed(r) && r.reference_gflops > 0;
+    for (const ConfigResult& r : cache.load(g.key)) {
+      const bool has_ratio = r.timed() && r.reference_gflops > 0;
       const std::vector<std::string> fields = {
           g.key.device, g.key.backend, g.key.kernel, g.key.kernel_hash, std::to_string(g.key.m),
           std::to_string(g.key.n), std::to_string(g.key.k), g.key.precision, g.key.layout, params_text(r.config),
-          std::string(to_string(r.status)), number(r.time_s * 1e3, timed(r)), number(r.gflops, timed(r)),
+          std::string(to_string(r.status)), number(r.time_s * 1e3, r.timed()), number(r.gflops, r.timed()),
           number(has_ratio ? r.gflops / r.reference_gflops : 0, has_ratio),
           number(r.max_rel_error, r.status != Status::failed), r.reason, r.recorded_at};
       std::string line;
@@ -115,7 +113,7 @@ void write_csv(std::ostream& out, const ResultsCache& cache, const std::vector<R
 // single timed run: a real, slow time, which is also what the strategies saw), Kernel Tuner's
 // "RuntimeFailedConfig" for invalid and failed ones; gemmlab's own status, reason, GFLOP/s and
 // error ride along as further fields of each entry.
-Record to_record(const ResultsCache::Group& g, const std::vector<CachedResult>& results, const std::string& cache) {
+Record to_record(const ResultsCache::Group& g, const std::vector<ConfigResult>& results, const std::string& cache) {
   Record record;
   record.device_name = g.key.device;
   record.kernel_name = g.key.kernel;
@@ -141,13 +139,13 @@ Record to_record(const ResultsCache::Group& g, const std::vector<CachedResult>& 
                        " do not all have the same parameters; export them as CSV");
     RecordEntry e;
     e.config = r.config;
-    e.ok = timed(r);
+    e.ok = r.timed();
     if (e.ok) e.time_ms = r.time_s * 1e3;
     else e.failure = "RuntimeFailedConfig";
     e.extra["status"] = std::string(to_string(r.status));
     if (!r.reason.empty()) e.extra["reason"] = r.reason;
-    if (timed(r)) e.extra["GFLOP/s"] = r.gflops;
-    if (timed(r) && r.reference_gflops > 0) e.extra["ratio_to_reference"] = r.gflops / r.reference_gflops;
+    if (r.timed()) e.extra["GFLOP/s"] = r.gflops;
+    if (r.timed() && r.reference_gflops > 0) e.extra["ratio_to_reference"] = r.gflops / r.reference_gflops;
     if (r.status != Status::failed && std::isfinite(r.max_rel_error)) e.extra["max_rel_error"] = r.max_rel_error;
     if (!r.recorded_at.empty()) e.extra["recorded_at"] = r.recorded_at;
     record.entries.push_back(std::move(e));
@@ -219,7 +217,7 @@ void add_export_command(CLI::App& app, Outcome&) {
                                    "(one kernel, problem and device):{}\nChoose one with {}",
                                    groups.size(), path, list, distinguishing_options(groups)));
     }
-    std::vector<CachedResult> results;
+    std::vector<ConfigResult> results;
     try {
       results = cache->load(groups.front().key);
     } catch (const CacheError& e) {

@@ -56,7 +56,7 @@ void add_replay_command(CLI::App& app, Outcome&) {
   cmd->add_flag("--mapping", o->mapping,
                 "Instead of replaying: how the record's parameters (CLBlast's Xgemm) map to opencl/03_register_tiled's, "
                 "and the record's best configuration in 03's terms");
-  cmd->add_flag("--json", o->json, "Print one JSON document");
+  add_json_flag(cmd, o->json);
   cmd->callback([o] {
     if (o->budget == 0) throw UsageError("--budget must be at least 1");
     if (o->runs <= 0) throw UsageError("--runs must be at least 1");

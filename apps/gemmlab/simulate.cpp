@@ -6,9 +6,9 @@
 #include <fstream>
 
 #include "cli.hpp"
-#include "gemmlab/cpu.hpp"
 #include "gemmlab/json.hpp"
 #include "gemmlab/measure.hpp"
+#include "gemmlab/setup.hpp"
 #include "gemmlab/systolic.hpp"
 #include "gemmlab/validate.hpp"
 
@@ -36,9 +36,7 @@ void add_simulate_command(CLI::App& app, Outcome& outcome) {
   cmd->add_option("--array", o->array, "Array size ROWSxCOLS, unbounded buffers (e.g. 32x32)");
   cmd->add_option("--preset", o->preset, "A preset array: tpu-v1, tpu-v2, tpu-v3, tpu-v4, tpu-v5e, gemmini");
   cmd->add_option("--dataflow", o->dataflow, "ws (weight-), os (output-) or is (input-stationary)")->capture_default_str();
-  cmd->add_option("--m", o->m, "Rows of A and C")->required();
-  cmd->add_option("--n", o->n, "Columns of B and C")->required();
-  cmd->add_option("--k", o->k, "Columns of A, rows of B")->required();
+  add_shape_options(cmd, o->m, o->n, o->k);
   cmd->add_option("--precision", o->precision, "bf16, int8 or fp32 (default: the preset's own; fp32 for --array)");
   cmd->add_option("--engine", o->engine, "cycle (moves every operand, computes and checks C) or analytic")
       ->capture_default_str();
@@ -52,7 +50,7 @@ void add_simulate_command(CLI::App& app, Outcome& outcome) {
                 "Report as SCALE-Sim v2 does (its total is one cycle less; its output-stationary fold has no drain)");
   cmd->add_option("--out", o->out, "Write COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv, DETAILED_ACCESS_REPORT.csv and report.json here");
   cmd->add_option("--seed", o->seed, "Seed of the random operands (cycle engine)")->capture_default_str();
-  cmd->add_flag("--json", o->json, "Print one JSON document");
+  add_json_flag(cmd, o->json);
 
   cmd->callback([o, &outcome] {
     if (o->array.empty() == o->preset.empty()) throw UsageError("give exactly one of --array RxC and --preset NAME");
@@ -83,8 +81,7 @@ void add_simulate_command(CLI::App& app, Outcome& outcome) {
       const systolic::GemmData data{.a = host.a().data(), .b = host.b().data(), .c = c.data(), .lda = p.lda,
                                     .ldb = p.ldb, .ldc = p.ldc, .alpha = p.alpha, .beta = p.beta};
       wall_s = wall_seconds([&] { counts = systolic::simulate_cycles(array, mapping, p.m, p.n, p.k, precision, data); });
-      auto truth = cpu::load_cblas("openblas");
-      host.compute_expected(truth.get());
+      host.compute_expected(open_fp64_truth().get());
       validation = host.check(c.data());
     }
     systolic::Report report =

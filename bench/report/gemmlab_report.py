@@ -27,6 +27,25 @@ class InputError(Exception):
 # --- inputs -------------------------------------------------------------------------------------
 
 
+def upgrade_sweep(doc):
+    """Sweeps of schema 1 (the committed inputs in bench/results/comparison/ and tests/data/report/)
+    named two fields of a row differently: `time_s` in seconds is `time_ms` now, and
+    `reference_gflops` is `reference.gflops` (the reference's name was only the document's)."""
+    if doc.get("schema", 1) >= 2:
+        return
+    name = (doc.get("reference") or {}).get("name")
+    for row in doc["results"]:
+        if "time_s" in row:
+            seconds = row.pop("time_s")
+            row["time_ms"] = seconds * 1e3 if seconds is not None else None
+        if "reference_gflops" in row:
+            row["reference"] = {"name": name, "gflops": row.pop("reference_gflops")}
+
+
+def reference_gflops(row):
+    return (row.get("reference") or {}).get("gflops")
+
+
 def load_inputs(paths):
     sweeps, tunes = [], []
     for path in paths:
@@ -40,6 +59,7 @@ def load_inputs(paths):
         if isinstance(doc, dict) and doc.get("kind") == "sweep":
             if not isinstance(doc.get("results"), list) or "device" not in doc:
                 raise InputError(f"{path}: a sweep without results or device")
+            upgrade_sweep(doc)
             doc["_file"] = path
             sweeps.append(doc)
         elif isinstance(doc, dict) and "history" in doc and "strategy" in doc:
@@ -158,8 +178,8 @@ class Device:
         return None
 
     def reference_at(self, size):
-        values = sorted(r["reference_gflops"] for r in self.rows
-                        if is_square(r) and r["m"] == size and r.get("reference_gflops"))
+        values = sorted(reference_gflops(r) for r in self.rows
+                        if is_square(r) and r["m"] == size and reference_gflops(r))
         return values[len(values) // 2] if values else None
 
     def best_at(self, size):
@@ -347,7 +367,17 @@ LIMIT_KINDS = [("register", "registers"), ("VGPR", "registers"), ("zmm", "regist
                ("work-items", "work-group size")]
 
 
-def limit_kind(text):
+def constraint_text(c):
+    """A growth limit's constraint as one line: {"expression", "why"} as "expression (why)"; older
+    files have the text alone."""
+    if isinstance(c, str):
+        return c
+    return f"{c['expression']} ({c['why']})" if c.get("why") else c["expression"]
+
+
+def limit_kind(c):
+    """What a constraint protects, from the words of its why and expression."""
+    text = constraint_text(c)
     for word, kind in LIMIT_KINDS:
         if word.lower() in text.lower():
             return kind
@@ -380,7 +410,7 @@ def explain_device(d):
             kinds = sorted({limit_kind(c) for l in limits for c in l["constraints"]})
             names = ", ".join(f"{l['parameter']}={l['value']}" for l in limits)
             text += f". Tiles ({names}) could not grow further because of {', '.join(kinds)}"
-            text += " (" + "; ".join(sorted({c for l in limits for c in l['constraints']})[:3]) + ")"
+            text += " (" + "; ".join(sorted({constraint_text(c) for l in limits for c in l['constraints']})[:3]) + ")"
         source = best.get("config_source", "")
         text += f" [{'tuned' if source.startswith('tuned') else 'default'} configuration]."
         lines.append(text)

@@ -29,10 +29,10 @@ class Naive final : public CpuKernel {
  public:
   Naive() : CpuKernel("01_naive", "triple loop i-j-k: one dot product per element of C", {}) {}
   SearchSpace space(const DeviceInfo&, Precision) const override { return {}; }
-  Config default_config(const DeviceInfo&, Precision) const override { return {}; }
+  Config preferred_config(const DeviceInfo&, Precision) const override { return {}; }
 
  protected:
-  std::unique_ptr<Executable> build(const DeviceInfo&, const Problem& p, const Config&) const override {
+  std::unique_ptr<Executable> build(Device&, const Problem& p, const Config&) const override {
     return make_executable(p, NaiveRoutine{});
   }
 };

@@ -32,10 +32,10 @@ class LoopOrder final : public CpuKernel {
   LoopOrder()
       : CpuKernel("02_loop_order", "loop order i-k-j: the inner loop streams rows of B and C", {}) {}
   SearchSpace space(const DeviceInfo&, Precision) const override { return {}; }
-  Config default_config(const DeviceInfo&, Precision) const override { return {}; }
+  Config preferred_config(const DeviceInfo&, Precision) const override { return {}; }
 
  protected:
-  std::unique_ptr<Executable> build(const DeviceInfo&, const Problem& p, const Config&) const override {
+  std::unique_ptr<Executable> build(Device&, const Problem& p, const Config&) const override {
     return make_executable(p, LoopOrderRoutine{});
   }
 };

@@ -6,8 +6,9 @@
 // it sits in L2, and the MC x NC block of C is updated by all K/KC blocks while it sits there.
 // Hardware: the L1 and L2 data caches (sizes read from the OS).
 // Parameters (run time): MC, KC, NC — rows of A/C, depth, and columns of B/C per block.
-// Constraints: (MC + KC) * NC * element size <= L2 (B and C blocks in L2 together);
-//              NC * element size <= L1d / 2 (a row of the C block stays in L1 during its update).
+// Constraints (space(), as expressions): the B and C blocks fit L2 together; a row of the C block
+// fits half of L1d, so that it stays there during its update. The tile of C a block covers is
+// MC x NC (tile_m, tile_n).
 #include <algorithm>
 
 #include "cpu_kernel.hpp"
@@ -51,31 +52,27 @@ class CacheBlocked final : public CpuKernel {
                   "02's loops blocked MC x KC x NC so blocks of B and C stay in L2", {}) {}
 
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
-    const auto elem = static_cast<std::int64_t>(element_size(precision));
-    const std::int64_t l1 = d.cache_bytes(1) > 0 ? d.cache_bytes(1) : 32 << 10;
-    const std::int64_t l2 = d.cache_bytes(2) > 0 ? d.cache_bytes(2) : 256 << 10;
     SearchSpace s;
     s.add("MC", pow2_range(8, 1024), "rows of A and C per block")
         .add("KC", pow2_range(8, 1024), "depth (columns of A, rows of B) per block")
         .add("NC", pow2_range(16, 8192), "columns of B and C per block");
-    s.constrain("(MC + KC) * NC * " + std::to_string(elem) + " <= L2 (" + std::to_string(l2) + " B)",
-                {"MC", "KC", "NC"},
-                [=](const Config& c) { return (c.at("MC") + c.at("KC")) * c.at("NC") * elem <= l2; });
-    s.constrain("NC * " + std::to_string(elem) + " <= L1d / 2 (" + std::to_string(l1 / 2) + " B)",
-                {"NC"}, [=](const Config& c) { return c.at("NC") * elem <= l1 / 2; });
+    s.let("elem", static_cast<ParamValue>(element_size(precision)), "bytes per element");
+    let_cache(s, d, "L1d", 1, 32 << 10);
+    let_cache(s, d, "L2", 2, 256 << 10);
+    s.derive("tile_m", "MC", "rows of C a block covers")
+        .derive("tile_n", "NC", "columns of C a block covers");
+    s.require("(MC + KC)*NC*elem <= L2", "the B and C blocks stay in L2 together")
+        .require("NC*elem <= L1d/2", "a row of the C block stays in L1 during its update");
     return s;
   }
-  // 1024 columns (fewer if L1 is small), depth 256 and 64 rows, halved until the blocks fit L2.
-  Config default_config(const DeviceInfo& d, Precision precision) const override {
-    const SearchSpace s = space(d, precision);
-    Config c{{"MC", 64}, {"KC", 256}, {"NC", 1024}};
-    while (!s.is_valid(c) && c["NC"] > 16) c["NC"] /= 2;
-    while (!s.is_valid(c) && c["KC"] > 8) c["KC"] /= 2, c["MC"] = std::max<ParamValue>(8, c["MC"] / 2);
-    return c;
+  // 1024 columns, depth 256 and 64 rows; where the caches are too small for them, default_config
+  // takes the nearest valid configuration.
+  Config preferred_config(const DeviceInfo&, Precision) const override {
+    return {{"MC", 64}, {"KC", 256}, {"NC", 1024}};
   }
 
  protected:
-  std::unique_ptr<Executable> build(const DeviceInfo&, const Problem& p, const Config& c) const override {
+  std::unique_ptr<Executable> build(Device&, const Problem& p, const Config& c) const override {
     return make_executable(p, CacheBlockedRoutine{c.at("MC"), c.at("KC"), c.at("NC")});
   }
 };

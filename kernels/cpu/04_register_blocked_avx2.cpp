@@ -9,8 +9,8 @@
 // Edges: a partial column strip of B is copied into a zero-padded NR-wide buffer, missing rows of
 // A point to a row of zeros, and a partial tile of C is written back element by element.
 // Parameters (compile-time variants): MR (rows) and NV (vectors per row, NR = NV * lanes).
-// Constraint: MR*NV + NV + 1 <= 16 — accumulators, B vectors and the A broadcast fit the 16 ymm
-// registers; every pair that satisfies it is compiled.
+// Constraint (space(), as an expression): the accumulators, the B vectors and the A broadcast fit
+// the 16 ymm registers; every pair that satisfies it is compiled.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -24,7 +24,9 @@ namespace gemmlab::cpu {
 namespace {
 
 constexpr int max_mr = 8;
-constexpr bool fits_ymm(int mr, int nv) { return mr * nv + nv + 1 <= 16; }
+constexpr int ymm_registers = 16;
+// The space's register constraint, for choosing which variants to compile.
+constexpr bool fits_ymm(int mr, int nv) { return mr * nv + nv + 1 <= ymm_registers; }
 
 template <class T>
 using TileFn = void (*)(std::int64_t k, const T* const* a_rows, const T* b, std::int64_t ldb,
@@ -138,16 +140,16 @@ class RegisterBlockedAvx2 final : public CpuKernel {
     SearchSpace s;
     s.add("MR", {1, 2, 3, 4, 6, 8}, "rows of the register tile")
         .add("NV", {1, 2, 3, 4}, "ymm vectors per row of the register tile (NR = NV * lanes)");
-    s.constrain("MR*NV + NV + 1 <= 16 (ymm registers)", {"MR", "NV"},
-                [](const Config& c) { return fits_ymm(int(c.at("MR")), int(c.at("NV"))); });
+    s.let("ymm_registers", ymm_registers, "AVX2 vector registers");
+    s.require("MR*NV + NV + 1 <= ymm_registers", "MR*NV accumulators, NV vectors of B and a broadcast of A");
     return s;
   }
-  Config default_config(const DeviceInfo&, Precision) const override {
+  Config preferred_config(const DeviceInfo&, Precision) const override {
     return {{"MR", 6}, {"NV", 2}};
   }
 
  protected:
-  std::unique_ptr<Executable> build(const DeviceInfo&, const Problem& p, const Config& c) const override {
+  std::unique_ptr<Executable> build(Device&, const Problem& p, const Config& c) const override {
     return make_executable(p, RegisterBlockedRoutine{int(c.at("MR")), int(c.at("NV"))});
   }
 };

@@ -19,8 +19,10 @@
 // Hardware: AVX-512F (32 zmm registers; masked loads/stores for the right edge of C), the cache
 // hierarchy (sizes read from the OS), several cores (OpenMP), 2 MiB pages for the packed blocks.
 // Parameters: MR, NV (compile-time variants; NR = NV * lanes), MC, KC, NC (run time), threads.
-// Constraints: MR*NV + NV + 1 <= 32 (zmm registers); MC % MR == 0; NC % NR == 0;
-//              MR*KC*elem <= L1d/2 (A panel in L1); KC*NC*elem <= L2; MC*KC*elem <= L3.
+// Constraints (space(), as expressions): the micro-tile's accumulators, B vectors and A broadcast
+// fit the 32 zmm registers; the blocks are whole panels (MC of MR rows, NC of NR columns); an A
+// panel fits half of L1d, a thread's B block its L2 and the shared A block L3. The tile of C a
+// packed A and B block cover is MC x NC (tile_m, tile_n).
 #include <omp.h>
 
 #include <algorithm>
@@ -37,7 +39,9 @@
 namespace gemmlab::cpu {
 namespace {
 
-constexpr bool fits_zmm(int mr, int nv) { return mr * nv + nv + 1 <= 32; }
+constexpr int zmm_registers = 32;
+// The space's register constraint, for choosing which variants to compile.
+constexpr bool fits_zmm(int mr, int nv) { return mr * nv + nv + 1 <= zmm_registers; }
 // How far ahead (in k-steps) the micro-kernel prefetches its B panel: about L2 latency
 // (~16 cycles) divided by the cycles of one k-step (MR*NV FMAs on two pipes), with margin.
 constexpr int b_prefetch_steps = 8;
@@ -282,11 +286,7 @@ class PackedAvx512 final : public CpuKernel {
                   {"avx512f"}) {}
 
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
-    const auto elem = static_cast<std::int64_t>(element_size(precision));
-    const std::int64_t lanes = 64 / elem;
-    const std::int64_t l1 = d.cache_bytes(1) > 0 ? d.cache_bytes(1) : 32 << 10;
-    const std::int64_t l2 = d.cache_bytes(2) > 0 ? d.cache_bytes(2) : 1 << 20;
-    const std::int64_t l3 = d.cache_bytes(3) > 0 ? d.cache_bytes(3) : l2;
+    const auto elem = static_cast<ParamValue>(element_size(precision));
     SearchSpace s;
     s.add("MR", {4, 6, 8, 12, 14, 16}, "rows of the micro-tile")
         .add("NV", {1, 2, 3, 4}, "zmm vectors per row of the micro-tile (NR = NV * lanes)")
@@ -296,35 +296,36 @@ class PackedAvx512 final : public CpuKernel {
         .add("NC", {64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096},
              "columns of each thread's packed B block")
         .add("threads", int_range(1, std::max(1, d.cores)), "OpenMP threads");
-    s.constrain("MR*NV + NV + 1 <= 32 (zmm registers)", {"MR", "NV"},
-                [](const Config& c) { return fits_zmm(int(c.at("MR")), int(c.at("NV"))); });
-    s.constrain("MC % MR == 0", {"MC", "MR"}, [](const Config& c) { return c.at("MC") % c.at("MR") == 0; });
-    s.constrain("NC % (NV*" + std::to_string(lanes) + ") == 0", {"NC", "NV"},
-                [=](const Config& c) { return c.at("NC") % (c.at("NV") * lanes) == 0; });
-    s.constrain("MR*KC*" + std::to_string(elem) + " <= L1d / 2 (" + std::to_string(l1 / 2) + " B)",
-                {"MR", "KC"}, [=](const Config& c) { return c.at("MR") * c.at("KC") * elem <= l1 / 2; });
-    s.constrain("KC*NC*" + std::to_string(elem) + " <= L2 (" + std::to_string(l2) + " B)",
-                {"KC", "NC"}, [=](const Config& c) { return c.at("KC") * c.at("NC") * elem <= l2; });
-    s.constrain("MC*KC*" + std::to_string(elem) + " <= L3 (" + std::to_string(l3) + " B)",
-                {"MC", "KC"}, [=](const Config& c) { return c.at("MC") * c.at("KC") * elem <= l3; });
+    s.let("elem", elem, "bytes per element")
+        .let("lanes", 64 / elem, "elements per zmm register")
+        .let("zmm_registers", zmm_registers, "AVX-512 vector registers");
+    let_cache(s, d, "L1d", 1, 32 << 10);
+    const std::int64_t l2 = let_cache(s, d, "L2", 2, 1 << 20);
+    let_cache(s, d, "L3", 3, l2);
+    s.derive("NR", "NV*lanes", "columns of the micro-tile")
+        .derive("tile_m", "MC", "rows of C a packed A block covers")
+        .derive("tile_n", "NC", "columns of C a thread's packed B block covers");
+    s.require("MR*NV + NV + 1 <= zmm_registers", "MR*NV accumulators, NV vectors of B and a broadcast of A")
+        .require("MC % MR == 0", "the A block is whole MR-tall panels")
+        .require("NC % NR == 0", "the B block is whole NR-wide panels")
+        .require("MR*KC*elem <= L1d/2", "an A panel stays in L1 while the B panels stream past")
+        .require("KC*NC*elem <= L2", "a thread's B block stays in its L2")
+        .require("MC*KC*elem <= L3", "the shared A block stays in L3");
     return s;
   }
 
-  Config default_config(const DeviceInfo& d, Precision precision) const override {
+  // The blocks this step was tuned to; where the caches are too small for them, default_config
+  // takes the nearest valid configuration.
+  Config preferred_config(const DeviceInfo& d, Precision precision) const override {
     Config c = precision == Precision::fp32
                    ? Config{{"MR", 14}, {"NV", 2}, {"MC", 2688}, {"KC", 384}, {"NC", 1024}}
                    : Config{{"MR", 14}, {"NV", 2}, {"MC", 2688}, {"KC", 192}, {"NC", 1024}};
     c["threads"] = std::max(1, d.cores);
-    const SearchSpace s = space(d, precision);
-    // Smaller caches than the machine these were tuned on: shrink the blocks until they fit.
-    while (!s.is_valid(c) && c["KC"] > 32) c["KC"] /= 2;
-    while (!s.is_valid(c) && c["NC"] > 128) c["NC"] /= 2;
-    while (!s.is_valid(c) && c["MC"] > 168) c["MC"] /= 2;
     return c;
   }
 
  protected:
-  std::unique_ptr<Executable> build(const DeviceInfo&, const Problem& p, const Config& c) const override {
+  std::unique_ptr<Executable> build(Device&, const Problem& p, const Config& c) const override {
     return make_executable(p, PackedRoutine(p, c));
   }
 };

@@ -2,6 +2,14 @@
 
 namespace gemmlab::cpu {
 
+CpuKernel::CpuKernel(std::string name, std::string summary, std::vector<std::string> required_features)
+    : Kernel({.name = name,
+              .backend = "cpu",
+              .summary = std::move(summary),
+              .precisions = {Precision::fp32, Precision::fp64},
+              .source_sha256 = embedded_sha256(embedded_files(), "cpu", name + ".cpp")}),
+      required_features_(std::move(required_features)) {}
+
 Support CpuKernel::supported(const DeviceInfo& device) const {
   for (const auto& feature : required_features_)
     if (!device.has_feature(feature))
@@ -10,15 +18,13 @@ Support CpuKernel::supported(const DeviceInfo& device) const {
   return {};
 }
 
-std::unique_ptr<Executable> CpuKernel::prepare(Device& device, const Problem& problem,
-                                               const Config& config) const {
-  check_device_and_problem(device.info(), problem);
-  space(device.info(), problem.precision).check(config);
-  return build(device.info(), problem, config);
-}
-
-std::string CpuKernel::source_hash() const {
-  return embedded_sha256(embedded_files(), "cpu", name_ + ".cpp");
+std::int64_t let_cache(SearchSpace& s, const DeviceInfo& device, const std::string& name, int level,
+                       std::int64_t assumed) {
+  const std::int64_t reported = device.cache_bytes(level);
+  const std::string cache = level == 1 ? "L1 data cache" : "L" + std::to_string(level) + " cache";
+  s.let(name, reported > 0 ? reported : assumed,
+        "bytes of the " + cache + (reported > 0 ? "" : ", assumed: the OS reports none"));
+  return reported > 0 ? reported : assumed;
 }
 
 }  // namespace gemmlab::cpu

@@ -1,9 +1,10 @@
 // What every CPU kernel shares, so that each kernel file holds only its loops and its space:
-//  - CpuKernel: name, summary, required instruction sets (checked against cpuid), precisions,
-//    and prepare(), which checks the problem and the configuration before building.
-//  - RoutineExecutable: runs a kernel's routine on the operands. It handles the degenerate
-//    cases once for all kernels (M or N zero: nothing; K zero or alpha zero: C = beta*C), so a
-//    routine is only ever called with M, N, K >= 1 and alpha != 0.
+//  - CpuKernel: the kernel base (gemmlab::Kernel) for fp32 and fp64 with the required instruction
+//    sets (checked against cpuid) and the hash of the kernel's file.
+//  - RoutineExecutable: runs a kernel's routine on the operands. It handles K zero or alpha zero
+//    (C = beta*C) once for all kernels (the base already answers M or N zero), so a routine is
+//    only ever called with M, N, K >= 1 and alpha != 0.
+//  - let_cache: a cache size as a named value of a kernel's space, for its constraints.
 #pragma once
 
 #include <cstdint>
@@ -46,7 +47,6 @@ class RoutineExecutable final : public Executable {
  private:
   template <class T>
   void run_typed(const T* a, const T* b, T* c) {
-    if (problem_.m == 0 || problem_.n == 0) return;
     if (problem_.k == 0 || problem_.alpha == 0) return scale_c(problem_, c);
     routine_(problem_, a, b, c);
   }
@@ -60,29 +60,20 @@ const std::map<std::string_view, EmbeddedSource>& embedded_files();
 
 class CpuKernel : public Kernel {
  public:
-  CpuKernel(std::string name, std::string summary, std::vector<std::string> required_features)
-      : name_(std::move(name)), summary_(std::move(summary)),
-        required_features_(std::move(required_features)) {}
-
-  std::string_view name() const override { return name_; }
-  std::string_view backend() const override { return "cpu"; }
-  std::string_view summary() const override { return summary_; }
-  std::vector<Precision> precisions() const override { return {Precision::fp32, Precision::fp64}; }
+  // The kernel's file is kernels/cpu/<name>.cpp.
+  CpuKernel(std::string name, std::string summary, std::vector<std::string> required_features);
   Support supported(const DeviceInfo& device) const override;
-  std::unique_ptr<Executable> prepare(Device& device, const Problem& problem,
-                                      const Config& config) const final;
-  // Each kernel's file is named after it.
-  std::string source_hash() const override;
-
- protected:
-  // Called with a valid problem and a configuration that satisfies space().
-  virtual std::unique_ptr<Executable> build(const DeviceInfo& device, const Problem& problem,
-                                            const Config& config) const = 0;
 
  private:
-  std::string name_, summary_;
   std::vector<std::string> required_features_;
 };
+
+// Declares the size in bytes of the device's level-`level` data cache as the named value `name`
+// of `s` ("L2"), for the constraints that keep blocks in it. Where the OS reports no such cache,
+// `assumed` stands in, and the help says so: `gemmlab kernels` then shows what the space was
+// computed with. Returns the size declared.
+std::int64_t let_cache(SearchSpace& s, const DeviceInfo& device, const std::string& name, int level,
+                       std::int64_t assumed);
 
 template <class Routine>
 std::unique_ptr<Executable> make_executable(const Problem& p, Routine routine) {

@@ -14,11 +14,7 @@ std::unique_ptr<Kernel> make_register_blocked_avx2();    // 04_register_blocked_
 std::unique_ptr<Kernel> make_packed_avx512();            // 05_packed_avx512.cpp
 
 inline void register_kernels(Registry& r) {
-  r.add_kernel(make_naive());
-  r.add_kernel(make_loop_order());
-  r.add_kernel(make_cache_blocked());
-  r.add_kernel(make_register_blocked_avx2());
-  r.add_kernel(make_packed_avx512());
+  r.add_kernels({make_naive, make_loop_order, make_cache_blocked, make_register_blocked_avx2, make_packed_avx512});
 }
 
 }  // namespace gemmlab::cpu

@@ -8,7 +8,9 @@
 // to C are scattered the same way. That is on purpose: step 02 changes only this mapping.
 // Hardware: global memory only (every load goes through L1 and L2).
 // Parameters: BLOCK — a block is BLOCK x BLOCK threads computing a BLOCK x BLOCK tile of C.
-// Constraints: BLOCK*BLOCK <= threads per block (1024).
+// Constraints: the block's threads within the device's threads per block. The specification
+//              (kernels/cuda/simt_kernels.cpp; `gemmlab kernels --backend cuda` prints it) states
+//              the exact expressions.
 //
 // Launch: grid (ceil(M / BLOCK), ceil(N / BLOCK)), block (BLOCK, BLOCK).
 

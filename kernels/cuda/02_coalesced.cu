@@ -9,7 +9,7 @@
 // Hardware: coalescing — the load/store unit merges the addresses of a warp into as few 32-byte
 // sectors as they span.
 // Parameters: BLOCK — a block is BLOCK x BLOCK threads computing a BLOCK x BLOCK tile of C.
-// Constraints: BLOCK*BLOCK <= threads per block (1024).
+// Constraints: as 01; the exact expressions are in the specification (simt_kernels.cpp).
 //
 // Launch: grid (ceil(N / BLOCK), ceil(M / BLOCK)), block (BLOCK, BLOCK).
 

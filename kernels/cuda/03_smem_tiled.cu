@@ -10,8 +10,9 @@
 // __syncthreads(), the barrier that makes a tile complete before it is read and read before it
 // is overwritten.
 // Parameters: TILE — a block is TILE x TILE threads; C, A and B tiles are TILE x TILE.
-// Constraints: TILE*TILE <= threads per block (1024); 2*TILE*TILE*element size <= shared memory
-//              per block (48 KiB).
+// Constraints: the block's threads within the device's threads per block; the two shared tiles
+//              within the shared memory a block may use without opting in. The exact expressions
+//              are in the specification (kernels/cuda/simt_kernels.cpp; `gemmlab kernels`).
 //
 // Launch: grid (ceil(N / TILE), ceil(M / TILE)), block (TILE, TILE).
 

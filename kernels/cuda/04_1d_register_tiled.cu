@@ -10,12 +10,13 @@
 // reading one address is served in one access).
 // Parameters: BM, BN — rows and columns of C per block; BK — depth of the shared tiles;
 //             TM — rows of C per thread.
-// Constraints: threads = BM*BN/TM, a multiple of 32 (whole warps) and <= threads per block (1024);
-//              BM*BK % threads == 0 and BK*BN % threads == 0 (each thread copies the same number
-//              of elements of each tile); (BM*BK + BK*BN) * element size <= shared memory per
-//              block (48 KiB); registers: V = 2*TM + 1 + (BM*BK + BK*BN)/threads values per
-//              thread (accumulators, operands, its share of a tile copy; doubled for fp64)
-//              <= 128, and threads * (3*V/2 + 16) <= registers per block (65536).
+// Constraints: whole thread tiles down the block tile; threads per block a whole number of warps,
+//              within the device's limit; each thread copying the same number of elements of each
+//              tile; the shared tiles within the shared memory a block may use without opting in;
+//              the registers a thread keeps (accumulators, operands, its share of a tile copy)
+//              few enough that ptxas does not spill, and the block's registers, estimated from
+//              them, within the register file. The exact expressions, and how registers are
+//              estimated, are in the specification (kernels/cuda/simt_kernels.cpp; `gemmlab kernels`).
 //
 // Launch: grid (ceil(N / BN), ceil(M / BM)), block (BM*BN/TM).
 

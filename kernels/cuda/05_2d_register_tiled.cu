@@ -10,13 +10,10 @@
 // 32-bit registers per thread; the fewer each thread needs, the more warps fit an SM).
 // Parameters: BM, BN — rows and columns of C per block; BK — depth of the shared tiles;
 //             TM, TN — rows and columns of C per thread.
-// Constraints: threads = (BM/TM)*(BN/TN), a multiple of 32 and <= threads per block (1024);
-//              BM*BK % threads == 0 and BK*BN % threads == 0 (each thread copies the same number
-//              of elements of each tile); (BM*BK + BK*BN) * element size <= shared memory per
-//              block (48 KiB); registers: V = TM*TN + TM + TN + (BM*BK + BK*BN)/threads values
-//              per thread (accumulators, operands, its share of a tile copy; doubled for fp64)
-//              <= 128, beyond which ptxas spills, and threads * (3*V/2 + 16) <= registers per
-//              block (65536).
+// Constraints: as 04 (whole warps within the device's threads per block, even tile copies, the
+//              shared tiles within shared memory per block, registers estimated from what a thread
+//              keeps), with a TM x TN tile per thread. The exact expressions are in the
+//              specification (kernels/cuda/simt_kernels.cpp; `gemmlab kernels`).
 //
 // Launch: grid (ceil(N / BN), ceil(M / BM)), block ((BM/TM)*(BN/TN)).
 

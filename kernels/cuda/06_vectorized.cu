@@ -13,10 +13,8 @@
 // Hardware: 128-bit load instructions (LDG.E.128, LDS.128): the same bytes in fewer instructions.
 // Parameters: BM, BN — rows and columns of C per block; BK — depth of the shared tiles;
 //             TM, TN — rows and columns of C per thread, multiples of 4. fp32 only.
-// Constraints: as 05, with the tiles counted in float4: threads = (BM/TM)*(BN/TN), a multiple of
-//              32 and <= threads per block (1024); (BM*BK/4) % threads == 0 and
-//              (BK*BN/4) % threads == 0; (BM*BK + BK*BN) * 4 <= shared memory per block (48 KiB);
-//              registers as 05.
+// Constraints: as 05, with each thread copying whole float4s of each tile. The exact expressions
+//              are in the specification (kernels/cuda/simt_kernels.cpp; `gemmlab kernels`).
 //
 // Launch: grid (ceil(N / BN), ceil(M / BM)), block ((BM/TM)*(BN/TN)).
 

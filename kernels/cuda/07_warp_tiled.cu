@@ -17,13 +17,12 @@
 // Parameters: BM, BN — C per block; BK — depth of the shared tiles; WM, WN — C per warp;
 //             WNITER — sub-tiles across a warp tile (WMITER follows); TM, TN — C per lane and
 //             sub-tile, multiples of 4 (16-byte reads). fp32 only.
-// Constraints: threads = (BM/WM)*(BN/WN)*32 <= threads per block (1024);
-//              WM*WN % (32*TM*TN*WNITER) == 0 (WMITER = WM*WN / (32*TM*TN*WNITER) >= 1 sub-tiles
-//              down a warp tile); (WN/WNITER) % TN == 0 and (WM/WMITER) % TM == 0 (the lanes'
-//              pieces tile a sub-tile exactly); (BM*BK/4) % threads == 0 and
-//              (BK*BN/4) % threads == 0 (float4 copies); (BM*BK + BK*BN) * 4 <= shared memory
-//              per block (48 KiB); registers as 05 with
-//              V = WMITER*TM*WNITER*TN + WMITER*TM + WNITER*TN + (BM*BK + BK*BN)/threads.
+// Constraints: whole warp tiles in the block tile; threads per block within the device's limit;
+//              a whole number of sub-tiles (WMITER) down a warp tile, and lanes' pieces that tile
+//              a sub-tile exactly; each thread copying whole float4s of each tile; the shared
+//              tiles within the shared memory a block may use without opting in; registers as 05.
+//              The exact expressions, WMITER's among them, are in the specification
+//              (kernels/cuda/simt_kernels.cpp; `gemmlab kernels`).
 //
 // Launch: grid (ceil(N / BN), ceil(M / BM)), block ((BM/WM)*(BN/WN)*32).
 

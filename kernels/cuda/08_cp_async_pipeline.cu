@@ -22,10 +22,10 @@
 // per block when the launch asks for it (the runtime opts in).
 // Parameters: as 07 (BM, BN, BK, WM, WN, WNITER, TM, TN) and STAGES, the shared-memory stages
 //             (STAGES - 1 tiles in flight while one is computed; 2 is double buffering). fp32 only.
-// Constraints: as 07; BK % 8 == 0 (the 4 x 8 patches of A); BM*BK % threads == 0 and
-//              (BK*BN/4) % threads == 0 (every thread issues the same copies);
-//              STAGES * (BK*(BM+4) + BK*BN) * 4 <= shared memory per block with opt-in (163 KiB
-//              on sm_80, 227 KiB on sm_90).
+// Constraints: as 07, except that every thread issues the same copies (A in 4-byte, B in 16-byte
+//              pieces) and the STAGES stages fit the shared memory a block may opt in to; BK's
+//              allowed values are multiples of 8 (the 4 x 8 patches of A). The exact expressions
+//              are in the specification (kernels/cuda/simt_kernels.cpp; `gemmlab kernels`).
 //
 // Launch: grid (ceil(N / BN), ceil(M / BM)), block ((BM/WM)*(BN/WN)*32), dynamic shared memory
 //         STAGES * (BK*(BM+4) + BK*BN) * 4 bytes.

@@ -31,10 +31,12 @@
 // cp.async (sm_80+); dynamic shared memory beyond 48 KiB per block (the runtime opts in).
 // Parameters: BM, BN, BK (block tile), WARPS_M, WARPS_N (warps per block along M and N), STAGES
 //             (tiles in flight + 1; 2: double buffering).
-// Constraints: BM % (16*WARPS_M) == 0; BN % (16*WARPS_N) == 0; BK % 16 == 0;
-//              32*WARPS_M*WARPS_N <= max threads per block; BM*BN / threads accumulators + 64 <=
-//              registers per thread; STAGES*(BM*(BK+8) + BK*(BN+8))*2 + 1024*WARPS_M*WARPS_N
-//              <= shared memory per block with opt-in.
+// Constraints: whole 16 x 16 fragments per warp in both directions (BK's allowed values are
+//              multiples of 16); threads per block within the device's limit; the accumulators
+//              and fragments of a thread within the registers __launch_bounds__ leaves it; the
+//              padded stages and the epilogue scratch within the shared memory a block may opt
+//              in to. The exact expressions are in the specification
+//              (kernels/cuda/tensor_core_kernels.cpp; `gemmlab kernels`).
 //
 // Launch: grid (ceil(N / BN), ceil(M / BM)), block (32*WARPS_M*WARPS_N), dynamic shared memory
 //         STAGES*(BM*(BK+8) + BK*(BN+8))*2 + 1024*WARPS_M*WARPS_N bytes.

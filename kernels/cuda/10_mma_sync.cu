@@ -59,11 +59,12 @@
 // memory beyond 48 KiB per block (the runtime opts in).
 // Parameters: BM, BN, BK (block tile), WARPS_M x WARPS_N warps (each a (BM/WARPS_M) x (BN/WARPS_N)
 // warp tile of 16x8 mma tiles), STAGES (shared-memory buffers in the pipeline).
-// Constraints: BM % (16*WARPS_M) == 0; BN % (16*WARPS_N) == 0 (ldmatrix.x4.trans gives two 8-wide
-// B fragments); BK % 16 == 0; 32*WARPS_M*WARPS_N <= max threads per block;
-// STAGES*(BM*BK + BK*BN)*2 bytes <= shared memory per block (opt-in);
-// BM*BN / threads accumulators + 64 <= registers per thread; BM, BN, BK powers of two (the
-// swizzle XORs chunk indices within a row).
+// Constraints: whole warp tiles of 16 rows, and of 16 columns (ldmatrix.x4.trans gives two 8-wide
+// B fragments); threads per block within the device's limit; the stages within the shared memory
+// a block may opt in to; the accumulators and fragments of a thread within its registers. BM, BN
+// and BK take powers of two only (the swizzle XORs chunk indices within a row), BK multiples of
+// 16. The exact expressions are in the specification (kernels/cuda/tensor_core_kernels.cpp;
+// `gemmlab kernels`).
 //
 // Launch: grid (ceil(N / BN), ceil(M / BM)), block (32*WARPS_M*WARPS_N), dynamic shared memory
 //         STAGES*(BM*BK + BK*BN)*2 bytes.

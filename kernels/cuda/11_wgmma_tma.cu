@@ -50,7 +50,8 @@
 // transaction counts, wgmma.mma_async (fp16/bf16 in, fp32 accumulate), up to 227 KiB of shared memory.
 // Parameters: BM (64 or 128: one consumer warpgroup per 64 rows), BN (64, 128, 192, 256: the N of each
 // wgmma, a multiple of the 64-column TMA box), STAGES (2..5). BK = 64 (one 128-byte swizzle row).
-// Constraints: 1024 + STAGES*(BM + BN)*128 + 8*STAGES bytes of shared memory <= the opt-in limit;
+// Constraints: the STAGES slices of A and B, their mbarriers and 1 KiB of alignment slack within the
+// shared memory a block may opt in to (the exact expression: kernels/cuda/hopper_kernels.cpp).
 // TMA needs A and B 16-byte aligned and lda, ldb multiples of 8 elements (row pitch multiple of 16 B);
 // the runtime copies an operand that is not so into a buffer that is, as part of the run.
 #include <cuda_bf16.h>

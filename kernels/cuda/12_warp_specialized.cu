@@ -33,9 +33,10 @@
 // between warpgroups of a block), 227 KiB of shared memory per block, one block per SM.
 // Parameters: BM (64 or 128: one or two consumer warpgroups), BN (64, 128, 192, 256), STAGES (2..5);
 // BK = 64. Grid: min(tiles, SMs) blocks of (BM/64 + 1) * 128 threads.
-// Constraints: 1024 + STAGES*(BM + BN)*128 + 16*STAGES bytes of shared memory <= the opt-in limit;
-// TMA needs A and B 16-byte aligned and lda, ldb multiples of 8 elements (row pitch multiple of 16 B);
-// the runtime copies an operand that is not so into a buffer that is, as part of the run.
+// Constraints: as 11 (two mbarriers per stage here); the exact expression is in the specification
+// (kernels/cuda/hopper_kernels.cpp). TMA needs A and B 16-byte aligned and lda, ldb multiples of 8
+// elements (row pitch multiple of 16 B); the runtime copies an operand that is not so into a buffer
+// that is, as part of the run.
 // With BM = 128 the block has 384 threads, so the launch gives each 168 registers (65536 / 384); the
 // producer's 40 and the consumers' 232 add up to the same 64512. With BM = 64 (256 threads) every
 // thread already may have up to 255 registers and the kernel leaves the split alone.

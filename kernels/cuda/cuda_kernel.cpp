@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <utility>
 
@@ -132,7 +134,6 @@ class CudaExecutable final : public Executable {
 
   void run(const Operands& o) override {
     const Problem& p = problem_;
-    if (p.m == 0 || p.n == 0) return;  // nothing to compute: no launch (a grid cannot be empty)
     GemmArguments g(p, o);
     CUtensorMap a_map{}, b_map{};
     if (spec_.tensor_maps) {
@@ -178,17 +179,73 @@ class CudaExecutable final : public Executable {
   cudaKernel_t kernel_ = nullptr;
 };
 
+// The PTX of a module, decoded once for the simulator (the verification plan builds many
+// executables of one configuration).
+std::shared_ptr<const ptx::sim::Program> simulated_program(const CompiledModule& module) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const ptx::sim::Program>> programs;
+  const std::lock_guard lock(mutex);
+  auto& program = programs[module.ptx];
+  if (!program) program = ptx::sim::Program::load(module.ptx, "gemm");
+  return program;
+}
+
+// The bytes of a row-major rows x cols operand with leading dimension ld (0 when it is empty).
+std::uint64_t operand_bytes(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::size_t element) {
+  if (rows <= 0 || cols <= 0) return 0;
+  return static_cast<std::uint64_t>((rows - 1) * ld + cols) * element;
+}
+
+// A configuration on a simulated device: the module's PTX run by the PTX simulator over the
+// operands exactly (an access to the guard zone after C, or anywhere else, stops it).
+class SimulatedExecutable final : public Executable {
+ public:
+  SimulatedExecutable(SimulatedDevice& device, const CompiledModule& module, const CudaKernelSpec& spec,
+                      const Config& config, const Problem& p, const Launch& launch)
+      : device_(device), spec_(spec), config_(config), problem_(p), launch_(launch),
+        program_(simulated_program(module)) {
+    if (spec_.tensor_maps)
+      throw ptx::sim::LaunchError(spec_.name + ": the PTX simulator does not encode tensor maps (TMA) yet");
+  }
+
+  void run(const Operands& o) override {
+    const Problem& p = problem_;
+    GemmArguments g(p, o);
+    const std::vector<void*> pointers = g.pointers();
+    ptx::sim::Launch l;
+    l.grid = {launch_.grid.x, launch_.grid.y, launch_.grid.z};
+    l.block = {launch_.block.x, launch_.block.y, launch_.block.z};
+    l.dynamic_shared_bytes = launch_.shared_bytes;
+    l.args.assign(pointers.begin(), pointers.end());
+    const std::size_t in = element_bytes(p.precision), out = p.precision == Precision::fp64 ? 8 : 4;
+    auto region = [](const void* data, std::uint64_t bytes, const char* name) {
+      const auto begin = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data));
+      return ptx::sim::Region{.begin = begin, .end = begin + bytes, .name = name};
+    };
+    l.regions = {region(o.a, operand_bytes(p.m, p.k, p.lda, in), "A"), region(o.b, operand_bytes(p.k, p.n, p.ldb, in), "B"),
+                 region(o.c, operand_bytes(p.m, p.n, p.ldc, out), "C")};
+    l.label = spec_.name + " [" + to_string(config_) + "] on " + device_.info().name;
+    device_.record(ptx::sim::launch(*program_, l));
+  }
+
+ private:
+  SimulatedDevice& device_;
+  const CudaKernelSpec& spec_;
+  Config config_;
+  Problem problem_;
+  Launch launch_;
+  std::shared_ptr<const ptx::sim::Program> program_;
+};
+
 class CudaKernel final : public Kernel {
  public:
-  explicit CudaKernel(CudaKernelSpec spec) : spec_(std::move(spec)) {
-    const auto found = embedded_files().find(spec_.name + ".cu");
-    if (found == embedded_files().end()) throw std::logic_error("no embedded source kernels/cuda/" + spec_.name + ".cu");
-    source_ = found->second;
-  }
-  std::string_view name() const override { return spec_.name; }
-  std::string_view backend() const override { return "cuda"; }
-  std::string_view summary() const override { return spec_.summary; }
-  std::vector<Precision> precisions() const override { return spec_.precisions; }
+  explicit CudaKernel(CudaKernelSpec spec)
+      : Kernel({.name = spec.name,
+                .backend = "cuda",
+                .summary = spec.summary,
+                .precisions = spec.precisions,
+                .source_sha256 = embedded_sha256(embedded_files(), "cuda", spec.name + ".cu")}),
+        spec_(std::move(spec)), source_(embedded_files().at(spec_.name + ".cu")) {}
 
   Support supported(const DeviceInfo& device) const override {
     if (!device.gpu) return {false, "no CUDA device here (compile-checked only: gemmlab verify --compile-only)"};
@@ -205,26 +262,8 @@ class CudaKernel final : public Kernel {
   SearchSpace space(const DeviceInfo& device, Precision precision) const override {
     return spec_.space(limits(device), precision);
   }
-  Config default_config(const DeviceInfo& device, Precision precision) const override {
-    const Config preferred = spec_.default_config(limits(device), precision);
-    const SearchSpace s = space(device, precision);
-    if (s.is_valid(preferred)) return preferred;
-    const auto first = s.enumerate(1);
-    if (first.empty()) throw Unsupported(spec_.name + ": no configuration fits this GPU's limits");
-    return first.front();
-  }
-  std::string source_hash() const override { return std::string(source_.sha256) + " nvrtc " + nvrtc_version(); }
-
-  std::unique_ptr<Executable> prepare(Device& device, const Problem& problem, const Config& config) const override {
-    if (auto s = supported(device.info()); !s.ok) throw Unsupported(spec_.name + ": " + s.reason);
-    if (!supports(problem.precision))
-      throw std::invalid_argument(spec_.name + " has no " + std::string(to_string(problem.precision)) + " variant");
-    const GpuLimits& gpu = *device.info().gpu;
-    space(device.info(), problem.precision).check(config);
-    const int cc = gpu.compute_capability;
-    const CompiledModule module = compile(request(config, problem.precision, arch_name(cc, spec_.arch_specific)));
-    return std::make_unique<CudaExecutable>(module, spec_, config, problem, spec_.launch(config, problem, gpu));
-  }
+  std::string source_hash() const override { return Kernel::source_hash() + " nvrtc " + nvrtc_version(); }
+  Compilation compilation() const override { return Compilation::at_run_time; }
 
   // The compilation prepare() will need, into the module caches (memory and disk: a sandboxed
   // worker process finds it there).
@@ -257,7 +296,7 @@ class CudaKernel final : public Kernel {
       throw ConfigError(e.what());
     }
     // The launch of a representative problem gives the dynamic shared memory.
-    const Launch launch = spec_.launch(config, Problem::packed(1024, 1024, 1024, precision), gpu);
+    const Launch launch = launch_of(spec_, config, Problem::packed(1024, 1024, 1024, precision), gpu);
     return {.target = target.name,
             .registers = module.usage.registers,
             .shared_bytes = module.usage.shared_bytes + static_cast<std::int64_t>(launch.shared_bytes),
@@ -267,18 +306,26 @@ class CudaKernel final : public Kernel {
             .log = module.log};
   }
 
+ protected:
+  Config preferred_config(const DeviceInfo& device, Precision precision) const override {
+    return spec_.preferred_config(limits(device), precision);
+  }
+  std::unique_ptr<Executable> build(Device& device, const Problem& problem, const Config& config) const override {
+    const GpuLimits& gpu = *device.info().gpu;
+    const CompiledModule module =
+        compile(request(config, problem.precision, arch_name(gpu.compute_capability, spec_.arch_specific)));
+    if (auto* simulated = dynamic_cast<SimulatedDevice*>(&device)) {
+      return std::make_unique<SimulatedExecutable>(*simulated, module, spec_, config, problem,
+                                                   launch_of(spec_, config, problem, gpu));
+    }
+    return std::make_unique<CudaExecutable>(module, spec_, config, problem, launch_of(spec_, config, problem, gpu));
+  }
+
  private:
   static GpuLimits limits(const DeviceInfo& device) { return device.gpu ? *device.gpu : gpu_limits_for_arch(90); }
 
   CompileRequest request(const Config& config, Precision precision, const std::string& arch) const {
-    CompileRequest r{.source_name = spec_.name + ".cu", .source = std::string(source_.text), .headers = {}, .options = {},
-                     .arch = arch};
-    for (const auto& [file, embedded] : embedded_files())
-      if (file.ends_with(".cuh")) r.headers.emplace_back(file, embedded.text);
-    for (const auto& [name, value] : config) r.options.push_back("-D" + name + "=" + std::to_string(value));
-    r.options.push_back("-DTA=" + input_type(precision));
-    r.options.push_back("-DTC=" + output_type(precision));
-    return r;
+    return compile_request(spec_.name, config, precision, arch);
   }
 
   CudaKernelSpec spec_;
@@ -287,34 +334,34 @@ class CudaKernel final : public Kernel {
 
 }  // namespace
 
+CompileRequest compile_request(const std::string& kernel, const Config& config, Precision precision,
+                               const std::string& arch) {
+  const std::string file = kernel + ".cu";
+  CompileRequest r{.source_name = file, .source = std::string(embedded_files().at(file).text), .headers = {},
+                   .options = {}, .arch = arch};
+  for (const auto& [name, embedded] : embedded_files())
+    if (name.ends_with(".cuh")) r.headers.emplace_back(name, embedded.text);
+  for (const auto& [name, value] : config) r.options.push_back("-D" + name + "=" + std::to_string(value));
+  r.options.push_back("-DTA=" + input_type(precision));
+  r.options.push_back("-DTC=" + output_type(precision));
+  return r;
+}
+
 std::unique_ptr<Kernel> make_cuda_kernel(CudaKernelSpec spec) { return std::make_unique<CudaKernel>(std::move(spec)); }
 
 GpuLimits gpu_limits_for_arch(int compute_capability) {
-  // The CUDA programming guide's table of technical specifications per compute capability, and
-  // the SM counts of the reference parts (A100 SXM: 108, RTX 3090: 82, RTX 4090: 128, H100 SXM: 132).
-  GpuLimits g{.compute_capability = compute_capability};
-  switch (compute_capability) {
-    case 80:
-      g.multiprocessors = 108, g.shared_bytes_per_block_optin = 163 * 1024, g.shared_bytes_per_sm = 164 * 1024;
-      g.l2_bytes = 40 << 20;
-      break;
-    case 86:
-      g.multiprocessors = 82, g.shared_bytes_per_block_optin = 99 * 1024, g.shared_bytes_per_sm = 100 * 1024;
-      g.l2_bytes = 6 << 20;
-      break;
-    case 89:
-      g.multiprocessors = 128, g.shared_bytes_per_block_optin = 99 * 1024, g.shared_bytes_per_sm = 100 * 1024;
-      g.l2_bytes = 72 << 20;
-      break;
-    case 90:
-      g.multiprocessors = 132, g.shared_bytes_per_block_optin = 227 * 1024, g.shared_bytes_per_sm = 228 * 1024;
-      g.l2_bytes = 50 << 20;
-      break;
-    default:
-      throw std::invalid_argument("no datasheet limits for compute capability " + std::to_string(compute_capability) +
-                                  "; known: 80, 86, 89, 90");
+  const std::string target = "sm_" + std::to_string(compute_capability);
+  std::vector<int> known;
+  for (const GpuPart& part : gpu_parts()) {
+    if (part.limits.compute_capability == 0) continue;  // AMD
+    if (std::find(part.targets.begin(), part.targets.end(), target) != part.targets.end()) return part.limits;
+    known.push_back(part.limits.compute_capability);
   }
-  return g;
+  std::sort(known.begin(), known.end());
+  std::string list;
+  for (int cc : known) list += (list.empty() ? "" : ", ") + std::to_string(cc);
+  throw std::invalid_argument("no datasheet limits for compute capability " + std::to_string(compute_capability) +
+                              "; known: " + list);
 }
 
 }  // namespace gemmlab::cuda

@@ -1,8 +1,11 @@
 // The SIMT steps of the CUDA curriculum, 01_naive ... 08_cp_async_pipeline: for each one its
-// parameters, constraints, default configuration and launch shape. The device code is
-// kernels/cuda/<name>.cu; each file opens with the idea it adds and the constraints below.
-#include <algorithm>
-#include <functional>
+// parameters, constraints, default configuration and, where it is not the usual one
+// (tiled_launch), launch shape. The device code is
+// kernels/cuda/<name>.cu; each file opens with the idea it adds and names these constraints.
+//
+// Every space declares its threads per block as the derived value `threads` (the HIP backend
+// requires whole waves of them), and the kernels that stage tiles of A and B in shared memory
+// declare `tile_m` and `tile_n`, the rows and columns of C one block covers.
 #include <stdexcept>
 #include <string>
 
@@ -10,26 +13,40 @@
 #include "cuda_kernels.hpp"
 
 namespace gemmlab::cuda {
-namespace {
 
-using std::to_string;
-
-// Grid of x by y blocks; gridDim.y is at most 65535, so y (tiles down M, or down N in 01) limits
-// the problems a kernel can take.
+// The launch helpers of cuda_kernel.hpp live here, with the SIMT specifications, because the HIP
+// backend compiles this file without the rest of the CUDA backend.
 Dim3 grid_2d(unsigned x, unsigned y) {
   if (y > 65535)
-    throw std::invalid_argument("the grid needs " + to_string(y) +
+    throw std::invalid_argument("the grid needs " + std::to_string(y) +
                                 " blocks in y, more than CUDA's 65535; use larger tiles");
   return {x, y, 1};
 }
-// The usual grid: one block per BM x BN tile of C, x across N, y down M.
-Dim3 tile_grid(const Problem& p, std::int64_t bm, std::int64_t bn) {
-  return grid_2d(ceil_div(p.n, bn), ceil_div(p.m, bm));
+
+Launch tiled_launch(const SearchSpace& s, const Config& c, const Problem& p, bool dynamic_shared_memory) {
+  Launch l{.grid = grid_2d(ceil_div(p.n, derived(s, "tile_n", c)), ceil_div(p.m, derived(s, "tile_m", c))),
+           .block = {static_cast<unsigned>(derived(s, "threads", c)), 1, 1}};
+  if (dynamic_shared_memory) l.shared_bytes = static_cast<std::size_t>(derived(s, "shared_bytes", c));
+  return l;
 }
 
-// 32-bit registers per element: 1 (fp32), 2 (fp64).
-std::int64_t words(Precision p) { return static_cast<std::int64_t>(element_bytes(p)) / 4; }
-std::string times_words(Precision p) { return words(p) == 1 ? "" : " * " + to_string(words(p)); }
+Launch launch_of(const CudaKernelSpec& spec, const Config& config, const Problem& problem, const GpuLimits& gpu) {
+  if (spec.launch) return spec.launch(config, problem, gpu);
+  return tiled_launch(spec.space(gpu, problem.precision), config, problem, spec.dynamic_shared_memory);
+}
+
+namespace {
+
+// One block per TILE x TILE (BLOCK x BLOCK) tile of C, x across N, y down M.
+Dim3 tile_grid(const Problem& p, std::int64_t tile) { return grid_2d(ceil_div(p.n, tile), ceil_div(p.m, tile)); }
+
+// The element size and, for the register-tiled kernels, the 32-bit registers an element takes:
+// 1 (fp32), 2 (fp64).
+void let_element(SearchSpace& s, Precision p, bool registers) {
+  const auto bytes = static_cast<ParamValue>(element_bytes(p));
+  s.let("element_bytes", bytes, "bytes per element of A, B and C");
+  if (registers) s.let("element_registers", bytes / 4, "32-bit registers per element");
+}
 
 // The register constraints of the register-tiled kernels. V is what a thread keeps in 32-bit
 // registers: its accumulators, the operands of one step and its share of a tile copy (the
@@ -37,41 +54,25 @@ std::string times_words(Precision p) { return words(p) == 1 ? "" : " * " + to_st
 // thread needs about 3*V/2 + 16 registers (ptxas loads the next step's operands while the
 // current ones are in use; 16 for indices and addresses), and it spills beyond V = 128 (measured
 // at V = 152 on sm_80). A block whose threads need more than the register file holds would be
-// capped by __launch_bounds__ and spill as well.
-std::int64_t estimated_registers(std::int64_t values) { return values * 3 / 2 + 16; }
-
-void constrain_registers(SearchSpace& s, const GpuLimits& gpu, const std::string& values_text,
-                         const std::string& threads_text, const std::vector<std::string>& uses,
-                         std::function<std::int64_t(const Config&)> values,
-                         std::function<std::int64_t(const Config&)> threads) {
-  s.constrain(
-      "V = " + values_text +
-          " <= 128 (32-bit registers a thread keeps: accumulators, operands, its share of a tile copy)",
-      uses, [=](const Config& c) { return threads(c) > 0 && values(c) <= 128; });
-  // A target whose compiler gives a thread fewer registers than this bound implies (AMD RDNA3
-  // with hipcc 5.2: 128) needs its own per-thread limit.
-  if (gpu.max_registers_per_thread < estimated_registers(128))
-    s.constrain("3*V/2 + 16 <= " + to_string(gpu.max_registers_per_thread) + " (registers per thread, estimated)",
-                uses, [=](const Config& c) { return estimated_registers(values(c)) <= gpu.max_registers_per_thread; });
-  s.constrain(threads_text + " * (3*V/2 + 16) <= " + to_string(gpu.registers_per_block) +
-                  " (registers per block, estimated)",
-              uses, [=](const Config& c) {
-                return threads(c) > 0 &&
-                       threads(c) * estimated_registers(values(c)) <= gpu.registers_per_block;
-              });
-}
-// How many elements of the BM x BK and BK x BN tiles each of `threads` threads copies per tile.
-std::int64_t copy_share(const Config& c, std::int64_t threads) {
-  return threads > 0 ? (c.at("BM") * c.at("BK") + c.at("BK") * c.at("BN")) / threads : 0;
+// capped by __launch_bounds__ and spill as well. A target whose compiler gives a thread fewer
+// registers than V = 128 implies (AMD RDNA3 with hipcc 5.2: 128) is held by its per-thread limit.
+void require_registers(SearchSpace& s, const GpuLimits& gpu, const std::string& values) {
+  let_limits(s, gpu, {Limit::registers_per_block, Limit::max_registers_per_thread});
+  s.derive("V", values, "32-bit registers a thread keeps: accumulators, operands, its share of a tile copy")
+      .derive("registers", "3*V/2 + 16", "registers a thread needs, estimated from ptxas's reports");
+  s.require("V <= 128", "ptxas spills beyond it")
+      .require("registers <= max_registers_per_thread", "registers per thread, estimated")
+      .require("threads*registers <= registers_per_block", "registers per block, estimated");
 }
 
 // ---- 01_naive and 02_coalesced: one thread per element of C --------------------------------
 
-SearchSpace one_thread_per_element_space(const GpuLimits& gpu) {
+SearchSpace one_thread_per_element_space(const GpuLimits& gpu, Precision) {
   SearchSpace s;
   s.add("BLOCK", pow2_range(8, 32), "the block is BLOCK x BLOCK threads, one per element of C");
-  s.constrain("BLOCK*BLOCK <= " + to_string(gpu.max_threads_per_block) + " (threads per block)", {"BLOCK"},
-              [=](const Config& c) { return c.at("BLOCK") * c.at("BLOCK") <= gpu.max_threads_per_block; });
+  let_limits(s, gpu, {Limit::max_threads_per_block});
+  s.derive("threads", "BLOCK*BLOCK", "threads per block");
+  s.require("threads <= max_threads_per_block", "threads per block");
   return s;
 }
 
@@ -81,9 +82,8 @@ CudaKernelSpec naive() {
       .summary = "one thread per element of C, threads of a warp along M (uncoalesced)",
       .precisions = {Precision::fp32, Precision::fp64},
       .min_compute_capability = 70,
-      .space = [](const GpuLimits& gpu, Precision) { return one_thread_per_element_space(gpu); },
-      .default_config =
-          [](const GpuLimits&, Precision) { return Config{{"BLOCK", 32}}; },
+      .space = one_thread_per_element_space,
+      .preferred_config = fixed_config({{"BLOCK", 32}}),
       // Rows of C across x: blockIdx.x walks M, blockIdx.y walks N.
       .launch =
           [](const Config& c, const Problem& p, const GpuLimits&) {
@@ -100,13 +100,12 @@ CudaKernelSpec coalesced() {
       .summary = "01 with the threads of a warp along N: loads of B and stores of C coalesce",
       .precisions = {Precision::fp32, Precision::fp64},
       .min_compute_capability = 70,
-      .space = [](const GpuLimits& gpu, Precision) { return one_thread_per_element_space(gpu); },
-      .default_config =
-          [](const GpuLimits&, Precision) { return Config{{"BLOCK", 32}}; },
+      .space = one_thread_per_element_space,
+      .preferred_config = fixed_config({{"BLOCK", 32}}),
       .launch =
           [](const Config& c, const Problem& p, const GpuLimits&) {
             const auto b = c.at("BLOCK");
-            return Launch{.grid = tile_grid(p, b, b), .block = {unsigned(b), unsigned(b), 1}};
+            return Launch{.grid = tile_grid(p, b), .block = {unsigned(b), unsigned(b), 1}};
           },
   };
 }
@@ -114,16 +113,16 @@ CudaKernelSpec coalesced() {
 // ---- 03_smem_tiled ---------------------------------------------------------------------------
 
 SearchSpace smem_tiled_space(const GpuLimits& gpu, Precision precision) {
-  const auto elem = static_cast<std::int64_t>(element_bytes(precision));
   SearchSpace s;
   s.add("TILE", pow2_range(8, 32), "the block is TILE x TILE threads; tiles of A, B and C are TILE x TILE");
-  s.constrain("TILE*TILE <= " + to_string(gpu.max_threads_per_block) + " (threads per block)", {"TILE"},
-              [=](const Config& c) { return c.at("TILE") * c.at("TILE") <= gpu.max_threads_per_block; });
-  s.constrain("2*TILE*TILE*" + to_string(elem) + " <= " + to_string(gpu.shared_bytes_per_block) +
-                  " (shared memory per block)",
-              {"TILE"}, [=](const Config& c) {
-                return 2 * c.at("TILE") * c.at("TILE") * elem <= gpu.shared_bytes_per_block;
-              });
+  let_limits(s, gpu, {Limit::max_threads_per_block, Limit::shared_bytes_per_block});
+  let_element(s, precision, false);
+  s.derive("threads", "TILE*TILE", "threads per block")
+      .derive("tile_m", "TILE", "rows of C per block")
+      .derive("tile_n", "TILE", "columns of C per block")
+      .derive("shared_bytes", "2*TILE*TILE*element_bytes", "the shared tiles of A and B");
+  s.require("threads <= max_threads_per_block", "threads per block")
+      .require("shared_bytes <= shared_bytes_per_block", "shared memory per block");
   return s;
 }
 
@@ -134,50 +133,43 @@ CudaKernelSpec smem_tiled() {
       .precisions = {Precision::fp32, Precision::fp64},
       .min_compute_capability = 70,
       .space = smem_tiled_space,
-      .default_config =
-          [](const GpuLimits&, Precision) { return Config{{"TILE", 32}}; },
+      .preferred_config = fixed_config({{"TILE", 32}}),
       .launch =
           [](const Config& c, const Problem& p, const GpuLimits&) {
             const auto t = c.at("TILE");
-            return Launch{.grid = tile_grid(p, t, t), .block = {unsigned(t), unsigned(t), 1}};
+            return Launch{.grid = tile_grid(p, t), .block = {unsigned(t), unsigned(t), 1}};
           },
   };
 }
 
 // ---- 04_1d_register_tiled --------------------------------------------------------------------
 
-std::int64_t threads_04(const Config& c) { return c.at("BM") / c.at("TM") * c.at("BN"); }
+// The tiles of 04 ... 08: a block computes a BM x BN tile of C from BM x BK and BK x BN tiles of
+// A and B staged in shared memory; each of its threads copies copy_share elements of them.
+void derive_block_tile(SearchSpace& s) {
+  s.derive("tile_m", "BM", "rows of C per block")
+      .derive("tile_n", "BN", "columns of C per block")
+      .derive("copy_share", "(BM*BK + BK*BN)/threads", "elements of the A and B tiles each thread copies");
+}
 
 SearchSpace register_tiled_1d_space(const GpuLimits& gpu, Precision precision) {
-  const auto elem = static_cast<std::int64_t>(element_bytes(precision));
-  const std::int64_t w = words(precision);
   SearchSpace s;
   s.add("BM", pow2_range(16, 256), "rows of C per block")
       .add("BN", pow2_range(16, 256), "columns of C per block")
       .add("BK", pow2_range(4, 64), "depth of the shared tiles of A and B")
       .add("TM", pow2_range(1, 32), "rows of C per thread (one column)");
-  s.constrain("BM % TM == 0", {"BM", "TM"}, [](const Config& c) { return c.at("BM") % c.at("TM") == 0; });
-  s.constrain("threads = BM/TM*BN, a multiple of 32 (whole warps)", {"BM", "BN", "TM"},
-              [](const Config& c) { return threads_04(c) % 32 == 0; });
-  s.constrain("threads <= " + to_string(gpu.max_threads_per_block) + " (threads per block)",
-              {"BM", "BN", "TM"},
-              [=](const Config& c) { return threads_04(c) <= gpu.max_threads_per_block; });
-  s.constrain("BM*BK % threads == 0 && BK*BN % threads == 0 (each thread copies whole elements of each tile)",
-              {"BM", "BN", "BK", "TM"}, [](const Config& c) {
-                const auto t = threads_04(c);
-                return t > 0 && c.at("BM") * c.at("BK") % t == 0 && c.at("BK") * c.at("BN") % t == 0;
-              });
-  s.constrain("(BM*BK + BK*BN)*" + to_string(elem) + " <= " + to_string(gpu.shared_bytes_per_block) +
-                  " (shared memory per block)",
-              {"BM", "BN", "BK"}, [=](const Config& c) {
-                return (c.at("BM") * c.at("BK") + c.at("BK") * c.at("BN")) * elem <=
-                       gpu.shared_bytes_per_block;
-              });
+  let_limits(s, gpu, {Limit::max_threads_per_block, Limit::warp_size, Limit::shared_bytes_per_block});
+  let_element(s, precision, true);
+  s.derive("threads", "BM/TM*BN", "threads per block");
+  derive_block_tile(s);
+  s.derive("shared_bytes", "(BM*BK + BK*BN)*element_bytes", "the shared tiles of A and B");
+  s.require("BM % TM == 0", "whole thread tiles down the block tile")
+      .require("threads % warp_size == 0", "whole warps")
+      .require("threads <= max_threads_per_block", "threads per block")
+      .require("BM*BK % threads == 0 && BK*BN % threads == 0", "each thread copies whole elements of each tile")
+      .require("shared_bytes <= shared_bytes_per_block", "shared memory per block");
   // TM accumulators, TM values of A and one of B per step.
-  constrain_registers(
-      s, gpu, "(2*TM + 1 + (BM*BK + BK*BN)/threads)" + times_words(precision), "threads",
-      {"BM", "BN", "BK", "TM"},
-      [=](const Config& c) { return (2 * c.at("TM") + 1 + copy_share(c, threads_04(c))) * w; }, threads_04);
+  require_registers(s, gpu, "(2*TM + 1 + copy_share)*element_registers");
   return s;
 }
 
@@ -188,67 +180,42 @@ CudaKernelSpec register_tiled_1d() {
       .precisions = {Precision::fp32, Precision::fp64},
       .min_compute_capability = 70,
       .space = register_tiled_1d_space,
-      .default_config =
-          [](const GpuLimits&, Precision) { return Config{{"BM", 64}, {"BN", 64}, {"BK", 8}, {"TM", 8}}; },
-      .launch =
-          [](const Config& c, const Problem& p, const GpuLimits&) {
-            return Launch{.grid = tile_grid(p, c.at("BM"), c.at("BN")),
-                          .block = {unsigned(threads_04(c)), 1, 1}};
-          },
+      .preferred_config = fixed_config({{"BM", 64}, {"BN", 64}, {"BK", 8}, {"TM", 8}}),
   };
 }
 
 // ---- 05_2d_register_tiled and 06_vectorized: a TM x TN tile of C per thread -----------------
 
-std::int64_t threads_05(const Config& c) { return (c.at("BM") / c.at("TM")) * (c.at("BN") / c.at("TN")); }
-
-// vector = 4 for 06, whose tiles are copied in float4 (1 for 05).
-SearchSpace register_tiled_2d_space(const GpuLimits& gpu, Precision precision,
-                                    std::vector<ParamValue> thread_tile, std::int64_t vector) {
-  const auto elem = static_cast<std::int64_t>(element_bytes(precision));
-  const std::int64_t w = words(precision);
-  const std::string v = vector == 1 ? "" : "/" + to_string(vector);
+// 06 copies its tiles in float4s (`vectorized`); 05 element by element.
+SearchSpace register_tiled_2d_space(const GpuLimits& gpu, Precision precision, std::vector<ParamValue> thread_tile,
+                                    bool vectorized) {
   SearchSpace s;
   s.add("BM", pow2_range(32, 256), "rows of C per block")
       .add("BN", pow2_range(32, 256), "columns of C per block")
       .add("BK", pow2_range(4, 64), "depth of the shared tiles of A and B")
       .add("TM", thread_tile, "rows of C per thread")
       .add("TN", thread_tile, "columns of C per thread");
-  s.constrain("threads = (BM/TM)*(BN/TN), a multiple of 32 (whole warps)", {"BM", "BN", "TM", "TN"},
-              [](const Config& c) { return threads_05(c) % 32 == 0; });
-  s.constrain("threads <= " + to_string(gpu.max_threads_per_block) + " (threads per block)",
-              {"BM", "BN", "TM", "TN"},
-              [=](const Config& c) { return threads_05(c) <= gpu.max_threads_per_block; });
-  s.constrain("(BM*BK" + v + ") % threads == 0 && (BK*BN" + v +
-                  ") % threads == 0 (each thread copies whole " + (vector == 1 ? "elements" : "float4s") +
-                  " of each tile)",
-              {"BM", "BN", "BK", "TM", "TN"}, [=](const Config& c) {
-                const auto t = threads_05(c);
-                return t > 0 && c.at("BM") * c.at("BK") / vector % t == 0 &&
-                       c.at("BK") * c.at("BN") / vector % t == 0;
-              });
-  s.constrain("(BM*BK + BK*BN)*" + to_string(elem) + " <= " + to_string(gpu.shared_bytes_per_block) +
-                  " (shared memory per block)",
-              {"BM", "BN", "BK"}, [=](const Config& c) {
-                return (c.at("BM") * c.at("BK") + c.at("BK") * c.at("BN")) * elem <=
-                       gpu.shared_bytes_per_block;
-              });
-  constrain_registers(
-      s, gpu, "(TM*TN + TM + TN + (BM*BK + BK*BN)/threads)" + times_words(precision), "threads",
-      {"BM", "BN", "BK", "TM", "TN"},
-      [=](const Config& c) {
-        return (c.at("TM") * c.at("TN") + c.at("TM") + c.at("TN") + copy_share(c, threads_05(c))) * w;
-      },
-      threads_05);
+  let_limits(s, gpu, {Limit::max_threads_per_block, Limit::warp_size, Limit::shared_bytes_per_block});
+  let_element(s, precision, true);
+  s.derive("threads", "(BM/TM)*(BN/TN)", "threads per block");
+  derive_block_tile(s);
+  s.derive("shared_bytes", "(BM*BK + BK*BN)*element_bytes", "the shared tiles of A and B");
+  s.require("threads % warp_size == 0", "whole warps").require("threads <= max_threads_per_block", "threads per block");
+  if (vectorized)
+    s.require("(BM*BK/4) % threads == 0 && (BK*BN/4) % threads == 0", "each thread copies whole float4s of each tile");
+  else
+    s.require("BM*BK % threads == 0 && BK*BN % threads == 0", "each thread copies whole elements of each tile");
+  s.require("shared_bytes <= shared_bytes_per_block", "shared memory per block");
+  require_registers(s, gpu, "(TM*TN + TM + TN + copy_share)*element_registers");
   return s;
 }
 
 SearchSpace register_tiled_2d_space_05(const GpuLimits& gpu, Precision precision) {
-  return register_tiled_2d_space(gpu, precision, pow2_range(2, 16), 1);
+  return register_tiled_2d_space(gpu, precision, pow2_range(2, 16), false);
 }
 // 06 reads a thread's TM (TN) values from shared memory as float4s: multiples of 4.
 SearchSpace vectorized_space_06(const GpuLimits& gpu, Precision precision) {
-  return register_tiled_2d_space(gpu, precision, pow2_range(4, 16), 4);
+  return register_tiled_2d_space(gpu, precision, pow2_range(4, 16), true);
 }
 
 CudaKernelSpec register_tiled_2d() {
@@ -259,16 +226,11 @@ CudaKernelSpec register_tiled_2d() {
       .min_compute_capability = 70,
       .space = register_tiled_2d_space_05,
       // fp64: an 8 x 4 thread tile, since 8 x 8 doubles take 160 registers before any operand.
-      .default_config =
+      .preferred_config =
           [](const GpuLimits&, Precision precision) {
             const Config fp32{{"BM", 128}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}};
             const Config fp64{{"BM", 128}, {"BN", 64}, {"BK", 8}, {"TM", 8}, {"TN", 4}};
             return precision == Precision::fp64 ? fp64 : fp32;
-          },
-      .launch =
-          [](const Config& c, const Problem& p, const GpuLimits&) {
-            return Launch{.grid = tile_grid(p, c.at("BM"), c.at("BN")),
-                          .block = {unsigned(threads_05(c)), 1, 1}};
           },
   };
 }
@@ -280,34 +242,14 @@ CudaKernelSpec vectorized() {
       .precisions = {Precision::fp32},
       .min_compute_capability = 70,
       .space = vectorized_space_06,
-      .default_config =
-          [](const GpuLimits&, Precision) {
-            return Config{{"BM", 128}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}};
-          },
-      .launch =
-          [](const Config& c, const Problem& p, const GpuLimits&) {
-            return Launch{.grid = tile_grid(p, c.at("BM"), c.at("BN")),
-                          .block = {unsigned(threads_05(c)), 1, 1}};
-          },
+      .preferred_config = fixed_config({{"BM", 128}, {"BN", 128}, {"BK", 8}, {"TM", 8}, {"TN", 8}}),
   };
 }
 
 // ---- 07_warp_tiled and 08_cp_async_pipeline: block, warp and thread tiles -------------------
 
-std::int64_t threads_07(const Config& c) {
-  return (c.at("BM") / c.at("WM")) * (c.at("BN") / c.at("WN")) * 32;
-}
-// Sub-tiles down a warp tile: each of the WMITER x WNITER sub-tiles gives every lane a TM x TN piece.
-std::int64_t wmiter(const Config& c) {
-  return c.at("WM") * c.at("WN") / (32 * c.at("TM") * c.at("TN") * c.at("WNITER"));
-}
-// Accumulators and operands of a thread (fp32: one register each).
-std::int64_t register_values_07(const Config& c) {
-  const auto m = wmiter(c) * c.at("TM"), n = c.at("WNITER") * c.at("TN");
-  return m * n + m + n;
-}
-
-// The space of 07; 08 adds STAGES and changes the tile copies (`pipelined`).
+// The space of 07; 08 adds STAGES and changes the tile copies (`pipelined`). Both are fp32 only.
+// A warp tile is 32 threads on every target: the kernels' lanes, whatever the hardware's warp.
 SearchSpace warp_tiled_space(const GpuLimits& gpu, bool pipelined) {
   SearchSpace s;
   s.add("BM", pow2_range(32, 256), "rows of C per block")
@@ -315,62 +257,32 @@ SearchSpace warp_tiled_space(const GpuLimits& gpu, bool pipelined) {
       .add("BK", pipelined ? pow2_range(8, 32) : pow2_range(4, 32), "depth of the shared tiles of A and B")
       .add("WM", pow2_range(16, 128), "rows of C per warp")
       .add("WN", pow2_range(16, 128), "columns of C per warp")
-      .add("WNITER", pow2_range(1, 8),
-           "sub-tiles across a warp tile (WMITER = WM*WN / (32*TM*TN*WNITER) down)")
+      .add("WNITER", pow2_range(1, 8), "sub-tiles across a warp tile (WMITER follows)")
       .add("TM", pow2_range(4, 16), "rows of C per thread and sub-tile")
       .add("TN", pow2_range(4, 16), "columns of C per thread and sub-tile");
   if (pipelined)
     s.add("STAGES", int_range(2, 4),
           "shared-memory stages of A and B tiles: STAGES - 1 in flight while one is computed");
-
-  s.constrain("BM % WM == 0 && BN % WN == 0 (whole warp tiles)", {"BM", "BN", "WM", "WN"},
-              [](const Config& c) { return c.at("BM") % c.at("WM") == 0 && c.at("BN") % c.at("WN") == 0; });
-  s.constrain(
-      "threads = (BM/WM)*(BN/WN)*32 <= " + to_string(gpu.max_threads_per_block) + " (threads per block)",
-      {"BM", "BN", "WM", "WN"}, [=](const Config& c) { return threads_07(c) <= gpu.max_threads_per_block; });
-  s.constrain(
-      "WM*WN % (32*TM*TN*WNITER) == 0 (WMITER, the sub-tiles down a warp tile, is a whole number >= 1)",
-      {"WM", "WN", "WNITER", "TM", "TN"}, [](const Config& c) {
-        return wmiter(c) >= 1 &&
-               c.at("WM") * c.at("WN") % (32 * c.at("TM") * c.at("TN") * c.at("WNITER")) == 0;
-      });
-  s.constrain("(WN/WNITER) % TN == 0 && (WM/WMITER) % TM == 0 (the lanes' pieces tile a sub-tile exactly)",
-              {"WM", "WN", "WNITER", "TM", "TN"}, [](const Config& c) {
-                const auto m_iter = wmiter(c);
-                return m_iter >= 1 && c.at("WN") % c.at("WNITER") == 0 &&
-                       c.at("WN") / c.at("WNITER") % c.at("TN") == 0 && c.at("WM") % m_iter == 0 &&
-                       c.at("WM") / m_iter % c.at("TM") == 0;
-              });
-  if (pipelined) {
-    s.constrain("BM*BK % threads == 0 && (BK*BN/4) % threads == 0 (A copied in 4-byte, B in 16-byte pieces)",
-                {"BM", "BN", "BK", "WM", "WN"}, [](const Config& c) {
-                  const auto t = threads_07(c);
-                  return t > 0 && c.at("BM") * c.at("BK") % t == 0 && c.at("BK") * c.at("BN") / 4 % t == 0;
-                });
-    const std::int64_t limit = std::max(gpu.shared_bytes_per_block, gpu.shared_bytes_per_block_optin);
-    s.constrain(
-        "STAGES*(BK*(BM+4) + BK*BN)*4 <= " + to_string(limit) + " (shared memory per block, opted in)",
-        {"BM", "BN", "BK", "STAGES"}, [=](const Config& c) {
-          return c.at("STAGES") * (c.at("BK") * (c.at("BM") + 4) + c.at("BK") * c.at("BN")) * 4 <= limit;
-        });
-  } else {
-    s.constrain(
-        "(BM*BK/4) % threads == 0 && (BK*BN/4) % threads == 0 (each thread copies whole float4s of each "
-        "tile)",
-        {"BM", "BN", "BK", "WM", "WN"}, [](const Config& c) {
-          const auto t = threads_07(c);
-          return t > 0 && c.at("BM") * c.at("BK") / 4 % t == 0 && c.at("BK") * c.at("BN") / 4 % t == 0;
-        });
-    s.constrain(
-        "(BM*BK + BK*BN)*4 <= " + to_string(gpu.shared_bytes_per_block) + " (shared memory per block)",
-        {"BM", "BN", "BK"}, [=](const Config& c) {
-          return (c.at("BM") * c.at("BK") + c.at("BK") * c.at("BN")) * 4 <= gpu.shared_bytes_per_block;
-        });
-  }
-  constrain_registers(
-      s, gpu, "WMITER*TM*WNITER*TN + WMITER*TM + WNITER*TN + (BM*BK + BK*BN)/threads", "threads",
-      {"BM", "BN", "BK", "WM", "WN", "WNITER", "TM", "TN"},
-      [](const Config& c) { return register_values_07(c) + copy_share(c, threads_07(c)); }, threads_07);
+  let_limits(s, gpu,
+             {Limit::max_threads_per_block, pipelined ? Limit::shared_bytes_optin : Limit::shared_bytes_per_block});
+  s.derive("threads", "(BM/WM)*(BN/WN)*32", "threads per block: 32 per warp tile")
+      .derive("WMITER", "WM*WN / (32*TM*TN*WNITER)", "sub-tiles down a warp tile");
+  derive_block_tile(s);
+  s.derive("shared_bytes", pipelined ? "STAGES*(BK*(BM+4) + BK*BN)*4" : "(BM*BK + BK*BN)*4",
+           pipelined ? "STAGES stages of the A tile (transposed, rows padded to BM+4) and the B tile"
+                     : "the shared tiles of A and B");
+  s.require("BM % WM == 0 && BN % WN == 0", "whole warp tiles")
+      .require("threads <= max_threads_per_block", "threads per block")
+      .require("WMITER >= 1 && WM*WN % (32*TM*TN*WNITER) == 0", "whole sub-tiles down a warp tile")
+      .require("WN % WNITER == 0 && (WN/WNITER) % TN == 0 && WM % WMITER == 0 && (WM/WMITER) % TM == 0",
+               "the lanes' pieces tile a sub-tile exactly");
+  if (pipelined)
+    s.require("BM*BK % threads == 0 && (BK*BN/4) % threads == 0", "A copied in 4-byte, B in 16-byte pieces")
+        .require("shared_bytes <= shared_bytes_optin", "shared memory per block, opted in");
+  else
+    s.require("(BM*BK/4) % threads == 0 && (BK*BN/4) % threads == 0", "each thread copies whole float4s of each tile")
+        .require("shared_bytes <= shared_bytes_per_block", "shared memory per block");
+  require_registers(s, gpu, "WMITER*TM*WNITER*TN + WMITER*TM + WNITER*TN + copy_share");
   return s;
 }
 
@@ -387,19 +299,8 @@ CudaKernelSpec warp_tiled() {
       .precisions = {Precision::fp32},
       .min_compute_capability = 70,
       .space = [](const GpuLimits& gpu, Precision) { return warp_tiled_space(gpu, false); },
-      .default_config =
-          [](const GpuLimits&, Precision) { return warp_tiled_default; },
-      .launch =
-          [](const Config& c, const Problem& p, const GpuLimits&) {
-            return Launch{.grid = tile_grid(p, c.at("BM"), c.at("BN")),
-                          .block = {unsigned(threads_07(c)), 1, 1}};
-          },
+      .preferred_config = fixed_config(warp_tiled_default),
   };
-}
-
-std::size_t pipeline_shared_bytes(const Config& c) {
-  return static_cast<std::size_t>(c.at("STAGES") * (c.at("BK") * (c.at("BM") + 4) + c.at("BK") * c.at("BN")) *
-                                  4);
 }
 
 CudaKernelSpec cp_async_pipeline() {
@@ -410,18 +311,13 @@ CudaKernelSpec cp_async_pipeline() {
       .min_compute_capability = 80,
       .space = [](const GpuLimits& gpu, Precision) { return warp_tiled_space(gpu, true); },
       // 07's default with three stages in flight: 3 x 16.25 KiB of shared memory.
-      .default_config =
+      .preferred_config =
           [](const GpuLimits&, Precision) {
             Config c = warp_tiled_default;
             c["STAGES"] = 3;
             return c;
           },
-      .launch =
-          [](const Config& c, const Problem& p, const GpuLimits&) {
-            return Launch{.grid = tile_grid(p, c.at("BM"), c.at("BN")),
-                          .block = {unsigned(threads_07(c)), 1, 1},
-                          .shared_bytes = pipeline_shared_bytes(c)};
-          },
+      .dynamic_shared_memory = true,
   };
 }
 

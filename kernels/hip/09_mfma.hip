@@ -14,9 +14,11 @@
 // Hardware: matrix cores (MFMA), 64-lane waves.
 // Parameters: WAVES_M, WAVES_N (waves per work-group), BLOCKS_M, BLOCKS_N (32x32 blocks per wave);
 //   default 2 each (a 128x128 tile of C per work-group of 256 work-items).
-// Constraints: 64 * WAVES_M * WAVES_N <= 1024 work-items; about 32 * BLOCKS_M * BLOCKS_N + 8
-//   registers per lane (16 accumulators per block, operands, their offsets) within the 512 a SIMD
-//   has per lane, shared by the work-group's waves on that SIMD (4 SIMDs per CU).
+// Constraints: the work-items of a work-group within the device's limit and whole waves; the
+//   VGPRs a lane needs (estimated from hipcc's listings: accumulators, operands, their offsets)
+//   within what the compiler gives a lane and within a SIMD's registers, which the work-group's
+//   waves on that SIMD share. The exact expressions are in the specification
+//   (kernels/hip/hip_kernels.cpp; `gemmlab kernels --backend hip`).
 // Launch: grid (ceil(N / (32 WAVES_N BLOCKS_N)), ceil(M / (32 WAVES_M BLOCKS_M))), block 64 WAVES_M WAVES_N.
 #include <hip/hip_runtime.h>
 

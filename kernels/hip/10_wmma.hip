@@ -12,8 +12,10 @@
 // Hardware: WMMA (RDNA3 AI accelerators), 32-lane waves (the _w32 builtins).
 // Parameters: WAVES_M, WAVES_N (waves per work-group), BLOCKS_M, BLOCKS_N (16x16 blocks per wave);
 //   default 2, 2, 2, 2 (a 64x64 tile of C per work-group of 128 work-items).
-// Constraints: 32 * WAVES_M * WAVES_N <= 1024 work-items; 8 * BLOCKS_M * BLOCKS_N accumulators and
-//   8 * (BLOCKS_M + BLOCKS_N) operand registers per lane within its 256 VGPRs.
+// Constraints: the work-items of a work-group within the device's limit; the VGPRs a lane needs
+//   (estimated from hipcc's listings: accumulators and operands) within what the compiler gives a
+//   lane. The exact expressions are in the specification (kernels/hip/hip_kernels.cpp;
+//   `gemmlab kernels --backend hip`).
 // Launch: grid (ceil(N / (16 WAVES_N BLOCKS_N)), ceil(M / (16 WAVES_M BLOCKS_M))), block 32 WAVES_M WAVES_N.
 #include <hip/hip_runtime.h>
 

@@ -3,7 +3,6 @@
 #include "hip_kernel.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <mutex>
 #include <utility>
@@ -24,7 +23,6 @@ class HipExecutable final : public Executable {
 
   void run(const Operands& o) override {
     const Problem& p = problem_;
-    if (p.m == 0 || p.n == 0) return;  // nothing to compute: no launch (a grid cannot be empty)
     cuda::GemmArguments arguments(p, o);
     std::vector<void*> args = arguments.pointers();
     const unsigned grid[3] = {launch_.grid.x, launch_.grid.y, launch_.grid.z};
@@ -40,17 +38,13 @@ class HipExecutable final : public Executable {
 
 class HipKernel final : public Kernel {
  public:
-  explicit HipKernel(HipKernelSpec spec) : spec_(std::move(spec)) {
-    const std::string file = spec_.source.substr(spec_.source.find('/') + 1);
-    const auto found = embedded_files().find(file);
-    if (found == embedded_files().end()) throw std::logic_error("no embedded source kernels/" + spec_.source);
-    file_ = file;
-    source_ = found->second;
-  }
-  std::string_view name() const override { return spec_.kernel.name; }
-  std::string_view backend() const override { return "hip"; }
-  std::string_view summary() const override { return spec_.kernel.summary; }
-  std::vector<Precision> precisions() const override { return spec_.kernel.precisions; }
+  explicit HipKernel(HipKernelSpec spec)
+      : Kernel({.name = spec.kernel.name,
+                .backend = "hip",
+                .summary = spec.kernel.summary,
+                .precisions = spec.kernel.precisions,
+                .source_sha256 = embedded_sha256(embedded_files(), "hip", file_name(spec.source))}),
+        spec_(std::move(spec)), file_(file_name(spec_.source)), source_(embedded_files().at(file_)) {}
 
   Support supported(const DeviceInfo& device) const override {
     if (!device.gpu || device.features.empty())
@@ -64,37 +58,14 @@ class HipKernel final : public Kernel {
     const DeviceInfo& d = device.gpu ? device : first_target().device;
     SearchSpace s = spec_.kernel.space(*d.gpu, precision);
     // Work-groups of whole waves (64 lanes on CDNA, 32 on RDNA): a partial wave leaves lanes idle.
-    const GpuLimits gpu = *d.gpu;
-    const auto launch = spec_.kernel.launch;
-    std::vector<std::string> uses;
-    for (const auto& p : s.parameters()) uses.push_back(p.name);
-    const std::string wave = std::to_string(gpu.warp_size);
-    s.constrain("work-group size % " + wave + " == 0 (whole waves of " + wave + " lanes)", uses,
-                [=](const Config& c) {
-                  const Launch l = launch(c, Problem::packed(1, 1, 1, precision), gpu);
-                  return (l.block.x * l.block.y * l.block.z) % static_cast<unsigned>(gpu.warp_size) == 0;
-                });
+    // Every specification names its work-group size `threads`; those that already ask for whole
+    // warps of the target's warp_size ask for this.
+    if (!s.find_named_value("warp_size")) cuda::let_limits(s, *d.gpu, {cuda::Limit::warp_size});
+    const std::string whole_waves = "threads % warp_size == 0";
+    if (std::none_of(s.constraints().begin(), s.constraints().end(),
+                     [&](const Constraint& c) { return c.text == whole_waves; }))
+      s.require(whole_waves, "whole waves");
     return s;
-  }
-  Config default_config(const DeviceInfo& device, Precision precision) const override {
-    const DeviceInfo& d = device.gpu ? device : first_target().device;
-    const Config preferred = spec_.kernel.default_config(*d.gpu, precision);
-    const SearchSpace s = space(d, precision);
-    if (s.is_valid(preferred)) return preferred;
-    // Where the target's limits rule the preferred configuration out (gfx1100's 128 VGPRs per lane
-    // and CUDA's 128x128 register tiles), the valid one nearest to it: the smallest sum over the
-    // parameters of |log2(value / preferred value)|.
-    const auto distance = [&](const Config& c) {
-      double sum = 0;
-      for (const auto& [name, value] : c)
-        if (auto p = preferred.find(name); p != preferred.end() && value > 0 && p->second > 0)
-          sum += std::abs(std::log2(static_cast<double>(value) / static_cast<double>(p->second)));
-      return sum;
-    };
-    const auto valid = s.enumerate();
-    if (valid.empty()) throw Unsupported(spec_.kernel.name + ": no configuration fits this GPU's limits");
-    return *std::min_element(valid.begin(), valid.end(),
-                             [&](const Config& a, const Config& b) { return distance(a) < distance(b); });
   }
   std::string source_hash() const override {
     std::string version;
@@ -103,37 +74,15 @@ class HipKernel final : public Kernel {
     } catch (const CompileError&) {
       version = "no hipcc";
     }
-    return std::string(source_.sha256) + " " + version;
+    return Kernel::source_hash() + " " + version;
   }
-
-  std::unique_ptr<Executable> prepare(Device& device, const Problem& problem, const Config& config) const override {
-    if (auto s = supported(device.info()); !s.ok) throw Unsupported(spec_.kernel.name + ": " + s.reason);
-    if (!supports(problem.precision))
-      throw std::invalid_argument(spec_.kernel.name + " has no " + std::string(to_string(problem.precision)) +
-                                  " variant");
-    // The kernels index with 32-bit integers.
-    const std::int64_t largest = std::max({problem.m * problem.lda, problem.k * problem.ldb, problem.m * problem.ldc});
-    if (largest > std::numeric_limits<int>::max())
-      throw std::invalid_argument(spec_.kernel.name + ": a matrix of " + std::to_string(largest) +
-                                  " elements is beyond the kernels' 32-bit indices");
-    space(device.info(), problem.precision).check(config);
-    std::string code_object;
-    try {
-      code_object = compile_code_object(request(config, problem.precision, device.info().features.front()));
-    } catch (const CompileError& e) {
-      throw ConfigError(e.what());
-    }
-    const GpuLimits& gpu = *device.info().gpu;
-    return std::make_unique<HipExecutable>(device, code_object, problem, spec_.kernel.launch(config, problem, gpu));
-  }
+  Compilation compilation() const override { return Compilation::at_run_time_and_build; }
 
   void prepare_ahead(const DeviceInfo& device, Precision precision, const Config& config) const override {
-    if (!supported(device).ok || !supports(precision)) return;
+    if (!supported(device).ok || !has_precision(precision)) return;
     space(device, precision).check(config);
     compile_code_object(request(config, precision, device.features.front()));
   }
-  bool builds_at_run_time() const override { return true; }
-  bool compiled_ahead_of_time() const override { return true; }
 
   std::vector<CompileTarget> compile_targets() const override {
     std::vector<CompileTarget> targets;
@@ -160,7 +109,7 @@ class HipKernel final : public Kernel {
       throw ConfigError(spec_.kernel.name + " for " + target.name + " contains no " + spec_.required_instruction +
                         " instruction");
     const GpuLimits& gpu = *target.device.gpu;
-    const Launch launch = spec_.kernel.launch(config, Problem::packed(1024, 1024, 1024, precision), gpu);
+    const Launch launch = cuda::launch_of(spec_.kernel, config, Problem::packed(1024, 1024, 1024, precision), gpu);
     return {.target = target.name,
             .registers = isa.vgprs,
             .shared_bytes = isa.lds_bytes + static_cast<std::int64_t>(launch.shared_bytes),
@@ -174,7 +123,30 @@ class HipKernel final : public Kernel {
             .log = compiled.log};
   }
 
+ protected:
+  Config preferred_config(const DeviceInfo& device, Precision precision) const override {
+    const DeviceInfo& d = device.gpu ? device : first_target().device;
+    return spec_.kernel.preferred_config(*d.gpu, precision);
+  }
+  std::unique_ptr<Executable> build(Device& device, const Problem& problem, const Config& config) const override {
+    // The kernels index with 32-bit integers.
+    const std::int64_t largest = std::max({problem.m * problem.lda, problem.k * problem.ldb, problem.m * problem.ldc});
+    if (largest > std::numeric_limits<int>::max())
+      throw std::invalid_argument(spec_.kernel.name + ": a matrix of " + std::to_string(largest) +
+                                  " elements is beyond the kernels' 32-bit indices");
+    std::string code_object;
+    try {
+      code_object = compile_code_object(request(config, problem.precision, device.info().features.front()));
+    } catch (const CompileError& e) {
+      throw ConfigError(e.what());
+    }
+    const GpuLimits& gpu = *device.info().gpu;
+    return std::make_unique<HipExecutable>(device, code_object, problem, cuda::launch_of(spec_.kernel, config, problem, gpu));
+  }
+
  private:
+  static std::string file_name(const std::string& source) { return source.substr(source.find('/') + 1); }
+
   // The first configured target that runs this kernel, else (a build configured without one) the
   // first of the targets AMD's documentation describes here that does: a listing needs a space.
   const CompileTarget& first_target() const {

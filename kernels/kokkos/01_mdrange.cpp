@@ -41,10 +41,10 @@ class Mdrange final : public KokkosKernel {
  public:
   Mdrange() : KokkosKernel("01_mdrange", "one item per element of C over a 2-D MDRangePolicy") {}
   SearchSpace space(const DeviceInfo&, Precision) const override { return {}; }
-  Config default_config(const DeviceInfo&, Precision) const override { return {}; }
+  Config preferred_config(const DeviceInfo&, Precision) const override { return {}; }
 
  protected:
-  std::unique_ptr<Executable> build(const DeviceInfo& device, const Problem& p, const Config&) const override {
+  std::unique_ptr<Executable> build(Device& device, const Problem& p, const Config&) const override {
     return make_executable(device, p, MdrangeLauncher{});
   }
 };

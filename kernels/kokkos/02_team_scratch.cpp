@@ -10,9 +10,10 @@
 // Hardware: team scratch memory — on a GPU the on-chip shared memory / LDS (level 0) or global
 // memory (level 1); on the host (Serial, OpenMP) a per-team buffer that stays in the L1/L2 cache.
 // Parameters: MT, NT, KT (tile sizes), TEAM (team size), VEC (vector length), LEVEL (scratch level).
-// Constraints: (MT*KT + KT*NT + MT*NT) * element size + 3 * 128 B (alignment) <= the level's
-//              TeamPolicy::scratch_size_max; TEAM <= team_size_max (GPU: TEAM * VEC <= it);
-//              VEC <= vector_length_max.
+// Constraints (space(), as expressions): the tiles of A and B and the accumulator tile fit the
+// team scratch at LEVEL; on a GPU, TEAM x VEC threads fit a team (TEAM and VEC are offered only up
+// to the space's team size and vector length). The tile of C a team stages for is MT x NT
+// (tile_m, tile_n).
 #include "kokkos_kernel.hpp"
 #include "kokkos_kernels.hpp"
 
@@ -102,7 +103,6 @@ class TeamScratch final : public KokkosKernel {
 
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
     const SpaceLimits limits = limits_of(d);
-    const auto elem = static_cast<std::int64_t>(element_size(precision));
     SearchSpace s;
     s.add("MT", pow2_range(4, 256), "rows of the team's tile of C")
         .add("NT", pow2_range(4, 512), "columns of the team's tile of C")
@@ -110,20 +110,15 @@ class TeamScratch final : public KokkosKernel {
         .add("TEAM", pow2_range(1, std::max(1, limits.team_size_max)), "threads per team (rows)")
         .add("VEC", pow2_range(1, vector_lengths(limits)), "vector length (columns)")
         .add("LEVEL", {0, 1}, "team scratch level: 0 on-chip (GPU shared memory), 1 larger");
-    constrain_team(s, limits, elem, "(MT*KT + KT*NT + MT*NT)", 384, [](const Config& c) {
-      return c.at("MT") * c.at("KT") + c.at("KT") * c.at("NT") + c.at("MT") * c.at("NT");
-    });
+    s.let("elem", static_cast<ParamValue>(element_size(precision)), "bytes per element");
+    constrain_team(s, limits, "MT*KT + KT*NT + MT*NT", 3);
     return s;
   }
-  // 32 x 64 tiles of C, 32 deep, in level-0 scratch; on a GPU 64 threads of 4 x 16 lanes.
-  Config default_config(const DeviceInfo& d, Precision precision) const override {
-    const SpaceLimits limits = limits_of(d);
-    Config c{{"MT", 32}, {"NT", 64}, {"KT", 32}, {"TEAM", limits.host ? 1 : 4}, {"VEC", limits.host ? 1 : 16},
-             {"LEVEL", 0}};
-    const SearchSpace s = space(d, precision);
-    while (!s.is_valid(c) && c["KT"] > 4) c["KT"] /= 2;
-    while (!s.is_valid(c) && c["NT"] > 4) c["NT"] /= 2;
-    return c;
+  // 32 x 64 tiles of C, 32 deep, in level-0 scratch; on a GPU 64 threads of 4 x 16 lanes. Where
+  // the scratch is too small for them, default_config takes the nearest valid configuration.
+  Config preferred_config(const DeviceInfo& d, Precision) const override {
+    const bool host = limits_of(d).host;
+    return {{"MT", 32}, {"NT", 64}, {"KT", 32}, {"TEAM", host ? 1 : 4}, {"VEC", host ? 1 : 16}, {"LEVEL", 0}};
   }
 
   // Vector lengths worth trying: on the host a team's lanes are iterations of one thread's loop,
@@ -133,7 +128,7 @@ class TeamScratch final : public KokkosKernel {
   }
 
  protected:
-  std::unique_ptr<Executable> build(const DeviceInfo& device, const Problem& p, const Config& c) const override {
+  std::unique_ptr<Executable> build(Device& device, const Problem& p, const Config& c) const override {
     const auto param = [&](const char* name) { return static_cast<int>(c.at(name)); };
     return make_executable(device, p,
                            TeamScratchLauncher{param("MT"), param("NT"), param("KT"), param("TEAM"), param("VEC"),

@@ -16,10 +16,12 @@
 // of A. On a GPU each lane keeps its block in its own registers.
 // Parameters: MT, NT, KT, TEAM, VEC, LEVEL as in 02; RM, RN (register block, compile-time variants:
 // RM in {1, 2, 4, 6, 8, 12}, RN in {4, 8, 16, 32, 64}).
-// Constraints: RM <= MT (the last row block of a tile may be partial), NT % RN == 0;
-// RM * RN * element size <= the register budget (host: 3/4 of the vector registers; GPU: 64
-// 32-bit registers); (ceil(MT/RM)*RM*KT + KT*NT) * element size + 256 B <= scratch_size_max(LEVEL);
-// TEAM <= team_size_max (GPU: TEAM * VEC <= it); VEC <= the lanes.
+// Constraints (space(), as expressions): a register block is no taller than the tile (the last
+// row block of a tile may be partial) and a whole number of them spans the tile's columns; a
+// block's accumulators fit the register budget (host: 3/4 of the vector registers; GPU: 64 32-bit
+// registers); the A panels (MT rounded up to whole blocks) and the B panels fit the team scratch
+// at LEVEL; on a GPU, TEAM x VEC threads fit a team. The tile of C a team stages for is MT x NT
+// (tile_m, tile_n).
 #include "kokkos_kernel.hpp"
 #include "kokkos_kernels.hpp"
 
@@ -200,8 +202,6 @@ class TeamRegisterBlocked final : public KokkosKernel {
 
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
     const SpaceLimits limits = limits_of(d);
-    const auto elem = static_cast<std::int64_t>(element_size(precision));
-    const std::int64_t registers = register_budget_bytes(d, limits);
     SearchSpace s;
     s.add("MT", {8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024}, "rows of the team's tile of C")
         .add("NT", pow2_range(4, 1024), "columns of the team's tile of C")
@@ -212,39 +212,28 @@ class TeamRegisterBlocked final : public KokkosKernel {
         .add("VEC", pow2_range(1, std::max(1, std::min(limits.vector_length_max, limits.host ? 4 : 64))),
              "vector length (columns of blocks)")
         .add("LEVEL", {0, 1}, "team scratch level: 0 on-chip (GPU shared memory), 1 larger");
-    s.constrain("RM <= MT", {"MT", "RM"}, [](const Config& c) { return c.at("RM") <= c.at("MT"); });
-    s.constrain("NT % RN == 0", {"NT", "RN"}, [](const Config& c) { return c.at("NT") % c.at("RN") == 0; });
-    s.constrain("RM * RN * " + std::to_string(elem) + " <= " + std::to_string(registers) + " (register budget)",
-                {"RM", "RN"}, [=](const Config& c) { return c.at("RM") * c.at("RN") * elem <= registers; });
-    constrain_team(
-        s, limits, elem, "(ceil(MT/RM)*RM*KT + KT*NT)", 256,
-        [](const Config& c) { return (c.at("MT") + c.at("RM") - 1) / c.at("RM") * c.at("RM") * c.at("KT") + c.at("KT") * c.at("NT"); },
-        {"RM"});
+    s.let("elem", static_cast<ParamValue>(element_size(precision)), "bytes per element");
+    let_register_budget(s, d, limits);
+    s.require("RM <= MT", "no register block taller than the tile")
+        .require("NT % RN == 0", "whole register blocks across a tile")
+        .require("RM*RN*elem <= register_budget", "a block's accumulators stay in registers");
+    constrain_team(s, limits, "(MT + RM - 1)/RM*RM*KT + KT*NT", 2);
     return s;
   }
   // Host: 512 x 512 tiles 256 deep in level-1 scratch (1 MiB of panels, in L2), 8 x 32 (fp32) /
   // 8 x 16 (fp64) register blocks: near the best the tuner found at 512^3 and 1024^3 on an AVX-512
   // Xeon (Serial); large tiles stage each operand few times.
   // GPU: 64 x 64 x 16 in level 0, 4 x 4 blocks, 16 x 16 threads.
-  Config default_config(const DeviceInfo& d, Precision precision) const override {
-    const SpaceLimits limits = limits_of(d);
-    Config c;
-    if (limits.host)
-      c = {{"MT", 512}, {"NT", 512}, {"KT", 256}, {"RM", 8}, {"RN", precision == Precision::fp32 ? 32 : 16},
-           {"TEAM", 1}, {"VEC", 1}, {"LEVEL", 1}};
-    else
-      c = {{"MT", 64}, {"NT", 64}, {"KT", 16}, {"RM", 4}, {"RN", 4}, {"TEAM", 16}, {"VEC", 16}, {"LEVEL", 0}};
-    const SearchSpace s = space(d, precision);
-    while (!s.is_valid(c) && c["RN"] > 4) c["RN"] /= 2;
-    while (!s.is_valid(c) && c["MT"] > 64) c["MT"] /= 2;
-    while (!s.is_valid(c) && c["NT"] > 64) c["NT"] /= 2;
-    while (!s.is_valid(c) && c["KT"] > 4) c["KT"] /= 2;
-    while (!s.is_valid(c) && c["TEAM"] > 1) c["TEAM"] /= 2;
-    return c;
+  // Where the device's space rejects these, default_config takes the nearest valid configuration.
+  Config preferred_config(const DeviceInfo& d, Precision precision) const override {
+    if (limits_of(d).host)
+      return {{"MT", 512}, {"NT", 512}, {"KT", 256}, {"RM", 8}, {"RN", precision == Precision::fp32 ? 32 : 16},
+              {"TEAM", 1}, {"VEC", 1}, {"LEVEL", 1}};
+    return {{"MT", 64}, {"NT", 64}, {"KT", 16}, {"RM", 4}, {"RN", 4}, {"TEAM", 16}, {"VEC", 16}, {"LEVEL", 0}};
   }
 
  protected:
-  std::unique_ptr<Executable> build(const DeviceInfo& device, const Problem& p, const Config& c) const override {
+  std::unique_ptr<Executable> build(Device& device, const Problem& p, const Config& c) const override {
     const auto param = [&](const char* name) { return static_cast<int>(c.at(name)); };
     return make_executable(device, p,
                            RegisterBlockedLauncher{param("MT"), param("NT"), param("KT"), param("RM"), param("RN"),

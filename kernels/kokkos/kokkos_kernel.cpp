@@ -2,45 +2,42 @@
 
 namespace gemmlab::kokkos {
 
-Support KokkosKernel::supported(const DeviceInfo& device) const {
-  if (device.backend != "kokkos") return {false, "runs on kokkos devices, not " + device.backend};
-  return {};
-}
-
-std::unique_ptr<Executable> KokkosKernel::prepare(Device& device, const Problem& problem, const Config& config) const {
-  check_device_and_problem(device.info(), problem);
-  space(device.info(), problem.precision).check(config);
-  return build(device.info(), problem, config);
-}
-
-std::string KokkosKernel::source_hash() const {
-  return embedded_sha256(embedded_files(), "kokkos", name_ + ".cpp");
-}
+KokkosKernel::KokkosKernel(std::string name, std::string summary)
+    : Kernel({.name = name,
+              .backend = "kokkos",
+              .summary = std::move(summary),
+              .precisions = {Precision::fp32, Precision::fp64},
+              .source_sha256 = embedded_sha256(embedded_files(), "kokkos", name + ".cpp")}) {}
 
 SpaceLimits limits_of(const DeviceInfo& device) { return space_limits(device.index); }
 
-std::int64_t register_budget_bytes(const DeviceInfo& device, const SpaceLimits& limits) {
-  if (!limits.host) return 64 * 4;
+void let_register_budget(SearchSpace& s, const DeviceInfo& device, const SpaceLimits& limits) {
+  if (!limits.host) {
+    s.let("register_budget", 64 * 4, "bytes of accumulators a thread may hold: 64 32-bit registers");
+    return;
+  }
   const int bits = std::max(128, device.simd_width_bits);
-  const int registers = bits >= 512 ? 24 : 12;
-  return std::int64_t{registers} * bits / 8;
+  const int total = bits >= 512 ? 32 : 16, registers = bits >= 512 ? 24 : 12;
+  s.let("register_budget", std::int64_t{registers} * bits / 8,
+        "bytes of accumulators a thread may hold: " + std::to_string(registers) + " of the " + std::to_string(total) +
+            " " + std::to_string(bits) + "-bit vector registers, the rest for the operands");
 }
 
-void constrain_team(SearchSpace& s, const SpaceLimits& limits, std::int64_t element_bytes, const std::string& staged_text,
-                    std::int64_t overhead, std::function<std::int64_t(const Config&)> staged_elements,
-                    const std::vector<std::string>& also_uses) {
-  const std::int64_t scratch0 = limits.scratch_bytes_max, scratch1 = limits.scratch1_bytes_max;
-  std::vector<std::string> uses = {"MT", "NT", "KT", "LEVEL"};
-  uses.insert(uses.end(), also_uses.begin(), also_uses.end());
-  s.constrain(staged_text + " * " + std::to_string(element_bytes) + " + " + std::to_string(overhead) +
-                  " <= scratch_size_max(LEVEL) (" + std::to_string(scratch0) + " B, " + std::to_string(scratch1) + " B)",
-              uses, [=](const Config& c) {
-                const std::int64_t bytes = staged_elements(c) * element_bytes + overhead;
-                return bytes <= (c.at("LEVEL") == 0 ? scratch0 : scratch1);
-              });
-  if (!limits.host)
-    s.constrain("TEAM * VEC <= " + std::to_string(limits.team_size_max) + " (threads per team)", {"TEAM", "VEC"},
-                [=](const Config& c) { return c.at("TEAM") * c.at("VEC") <= limits.team_size_max; });
+void constrain_team(SearchSpace& s, const SpaceLimits& limits, const std::string& staged_elements, int views) {
+  s.let("scratch0_max", limits.scratch_bytes_max, "team scratch bytes at level 0: TeamPolicy::scratch_size_max(0)")
+      .let("scratch1_max", limits.scratch1_bytes_max, "team scratch bytes at level 1: TeamPolicy::scratch_size_max(1)")
+      .let("view_align", 128, "bytes a scratch view may take beyond its elements, for alignment");
+  s.derive("tile_m", "MT", "rows of C a team's staged tiles cover")
+      .derive("tile_n", "NT", "columns of C a team's staged tiles cover")
+      .derive("staged_bytes", "(" + staged_elements + ")*elem + " + std::to_string(views) + "*view_align",
+              "team scratch bytes a team uses")
+      .derive("scratch_size_max", "(LEVEL == 0)*scratch0_max + (LEVEL == 1)*scratch1_max",
+              "team scratch bytes at LEVEL");
+  s.require("staged_bytes <= scratch_size_max", "the staged tiles fit the team's scratch");
+  if (!limits.host) {
+    s.let("team_size_max", limits.team_size_max, "threads a team may have");
+    s.require("TEAM*VEC <= team_size_max", "threads per team");
+  }
 }
 
 }  // namespace gemmlab::kokkos

@@ -12,9 +12,7 @@ std::unique_ptr<Kernel> make_team_scratch();          // 02_team_scratch.cpp
 std::unique_ptr<Kernel> make_team_register_blocked(); // 03_team_register_blocked.cpp
 
 inline void register_kernels(Registry& r) {
-  r.add_kernel(make_mdrange());
-  r.add_kernel(make_team_scratch());
-  r.add_kernel(make_team_register_blocked());
+  r.add_kernels({make_mdrange, make_team_scratch, make_team_register_blocked});
 }
 
 }  // namespace gemmlab::kokkos

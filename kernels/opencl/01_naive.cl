@@ -6,7 +6,8 @@
 // Hardware: work-items and work-groups (SIMT lanes on a GPU; vectorised loops over work-items
 // on a CPU through pocl).
 // Parameters: WGN x WGM, the work-group shape (columns x rows of C).
-// Constraints: WGN * WGM <= the device's maximum work-group size.
+// Constraints: the work-group within the device's work-group size. The exact expressions are in
+// this kernel's space() (opencl_kernels.cpp), as `gemmlab kernels --backend opencl` prints them.
 // Every kernel of this folder: row-major A (M x K, lda), B (K x N, ldb), C (M x N, ldc); REAL is
 // float or double; C is not read when beta == 0.
 

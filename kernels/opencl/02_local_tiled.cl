@@ -6,7 +6,8 @@
 // and then every work-item takes its TS products from there: global traffic falls by TS.
 // Hardware: local memory (a scratchpad on a GPU; cache-resident arrays on a CPU), barriers.
 // Parameters: TS (tile side; the work-group is TS x TS).
-// Constraints: TS * TS <= the maximum work-group size; 2 * TS * TS * sizeof(REAL) <= local memory.
+// Constraints: the TS x TS work-group within the device's work-group size; the two tiles within
+// local memory (exact expressions: this kernel's space() in opencl_kernels.cpp).
 
 __kernel __attribute__((reqd_work_group_size(TS, TS, 1)))
 void gemm(const int M, const int N, const int K, const REAL alpha, const REAL beta,

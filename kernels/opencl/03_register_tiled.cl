@@ -15,9 +15,11 @@
 //   VWM, VWN       vector widths: A along K, B and C along N;
 //   SA, SB         stage the A / B tile in local memory (1) or read it from global memory (0);
 //   KWI            unroll factor of the loop over the tile's depth.
-// Constraints: MWG % MDIMC == 0, NWG % (NDIMC * VWN) == 0, KWG % (NDIMC * VWM) == 0,
-//   KWG % MDIMC == 0, KWG % KWI == 0, VWM == 1 unless SA, the work-group within the device's limit
-//   (and 1024), the staged tiles within local memory.
+// Constraints: whole rows and whole vectors of C per work-item; a tile depth KWG that the
+//   work-items' loading layout and the unroll factor divide; VWM only with a staged A; the
+//   work-group within the device's work-group size; the staged tiles within local memory. The
+//   exact expressions, each with its reason, are in this kernel's space() (opencl_kernels.cpp;
+//   `gemmlab kernels --backend opencl` prints them).
 
 #define MWI (MWG / MDIMC)
 #define NWI (NWG / NDIMC)

@@ -8,7 +8,8 @@
 // loops are what a CPU OpenCL compiler vectorises across work-items and a GPU runs without
 // divergence.
 // Hardware: as 03 (registers, vector loads, local memory, barriers).
-// Parameters and constraints: as 03 (MWG, NWG, KWG, MDIMC, NDIMC, VWM, VWN, SA, SB, KWI).
+// Parameters and constraints: as 03 (MWG, NWG, KWG, MDIMC, NDIMC, VWM, VWN, SA, SB, KWI); the two
+// kernels share one space() in opencl_kernels.cpp.
 
 #define MWI (MWG / MDIMC)
 #define NWI (NWG / NDIMC)

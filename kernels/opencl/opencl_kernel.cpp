@@ -6,29 +6,27 @@
 
 namespace gemmlab::opencl {
 
-Support OpenClKernel::supported(const DeviceInfo& device) const {
-  if (device.backend != "opencl") return {false, "runs on OpenCL devices only"};
-  return {};
-}
+OpenClKernel::OpenClKernel(std::string name, std::string summary)
+    : Kernel({.name = name,
+              .backend = "opencl",
+              .summary = std::move(summary),
+              .precisions = {Precision::fp32, Precision::fp64},
+              .source_sha256 = embedded_sha256(embedded_files(), "opencl", name + ".cl")}) {}
 
-std::int64_t OpenClKernel::max_work_group(const DeviceInfo& device) {
-  return device.gpu ? device.gpu->max_threads_per_block : 256;
+void OpenClKernel::let_max_work_group(SearchSpace& space, const DeviceInfo& device) {
+  space.let("max_work_group", device.gpu ? device.gpu->max_threads_per_block : 256,
+            "work-items a work-group may have: CL_DEVICE_MAX_WORK_GROUP_SIZE");
 }
-std::int64_t OpenClKernel::local_bytes(const DeviceInfo& device) {
-  return device.gpu ? device.gpu->shared_bytes_per_block : 32 * 1024;
-}
-
-Config OpenClKernel::default_config(const DeviceInfo& device, Precision precision) const {
-  const SearchSpace s = space(device, precision);
-  Config c = preferred_config(device, precision);
-  if (s.is_valid(c)) return c;
-  const auto first = s.enumerate(1);
-  return first.empty() ? c : first.front();
+void OpenClKernel::let_local_memory(SearchSpace& space, const DeviceInfo& device, Precision precision) {
+  space.let("local_memory", device.gpu ? device.gpu->shared_bytes_per_block : 32 * 1024,
+            "bytes of local memory a work-group may use: CL_DEVICE_LOCAL_MEM_SIZE")
+      .let("elem_bytes", static_cast<ParamValue>(element_size(precision)),
+           "bytes per element in " + std::string(to_string(precision)));
 }
 
 std::string OpenClKernel::source(Precision precision) const {
-  const auto found = embedded_files().find(name_ + ".cl");
-  if (found == embedded_files().end()) throw std::logic_error("no embedded source kernels/opencl/" + name_ + ".cl");
+  const auto found = embedded_files().find(std::string(name()) + ".cl");
+  if (found == embedded_files().end()) throw std::logic_error("no embedded source kernels/opencl/" + std::string(name()) + ".cl");
   const std::string real = precision == Precision::fp64 ? "double" : "float";
   std::string prelude = precision == Precision::fp64 ? "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" : "";
   prelude += "#define REAL " + real + "\n#define REAL2 " + real + "2\n#define REAL4 " + real + "4\n#define REAL8 " + real + "8\n";
@@ -42,10 +40,6 @@ std::string OpenClKernel::options(const Config& config) {
   std::string text = "-cl-std=CL1.2";
   for (const auto& [name, value] : config) text += " -D" + name + "=" + std::to_string(value);
   return text;
-}
-
-std::string OpenClKernel::source_hash() const {
-  return embedded_sha256(embedded_files(), "opencl", name_ + ".cl");
 }
 
 void OpenClKernel::prepare_ahead(const DeviceInfo& device, Precision precision, const Config& config) const {
@@ -67,7 +61,6 @@ class ClExecutable final : public Executable {
 
   void run(const Operands& o) override {
     const Problem& p = problem_;
-    if (p.m == 0 || p.n == 0) return;
     const int dims[] = {static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k)};
     const int lds[] = {static_cast<int>(p.lda), static_cast<int>(p.ldb), static_cast<int>(p.ldc)};
     cl_mem a = as_mem(o.a), b = as_mem(o.b), c = as_mem(o.c);
@@ -102,15 +95,14 @@ class ClExecutable final : public Executable {
 };
 }  // namespace
 
-std::unique_ptr<Executable> OpenClKernel::prepare(Device& device, const Problem& problem, const Config& config) const {
-  check_device_and_problem(device.info(), problem);
+std::unique_ptr<Executable> OpenClKernel::build(Device& device, const Problem& problem, const Config& config) const {
+  const std::string name_(name());
   if (problem.precision == Precision::fp64 && !device.info().has_feature("fp64"))
     throw Unsupported(name_ + ": " + device.info().name + " has no fp64 (cl_khr_fp64)");
   // The kernels index with 32-bit integers.
   for (std::size_t span : {problem.a_elements(), problem.b_elements(), problem.c_elements()})
     if (span > static_cast<std::size_t>(INT_MAX))
       throw std::invalid_argument(name_ + " indexes with 32-bit integers: an operand of more than 2^31 - 1 elements is too large");
-  space(device.info(), problem.precision).check(config);
   cl_program program = nullptr;
   try {
     program = build_program(device.info().index, source(problem.precision), options(config));

@@ -22,27 +22,20 @@ struct LaunchShape {
 
 class OpenClKernel : public Kernel {
  public:
-  OpenClKernel(std::string name, std::string summary) : name_(std::move(name)), summary_(std::move(summary)) {}
-  std::string_view name() const override { return name_; }
-  std::string_view backend() const override { return "opencl"; }
-  std::string_view summary() const override { return summary_; }
-  std::vector<Precision> precisions() const override { return {Precision::fp32, Precision::fp64}; }
-  Support supported(const DeviceInfo& device) const override;
-  std::unique_ptr<Executable> prepare(Device& device, const Problem& problem, const Config& config) const final;
+  // The kernel's file is kernels/opencl/<name>.cl.
+  OpenClKernel(std::string name, std::string summary);
+  Compilation compilation() const override { return Compilation::at_run_time; }
   void prepare_ahead(const DeviceInfo& device, Precision precision, const Config& config) const override;
-  bool builds_at_run_time() const override { return true; }
-  std::string source_hash() const override;
-  // The default when it is valid on this device, else the first valid configuration.
-  Config default_config(const DeviceInfo& device, Precision precision) const final;
 
  protected:
-  // The preferred default (may be invalid on a small device).
-  virtual Config preferred_config(const DeviceInfo& device, Precision precision) const = 0;
+  std::unique_ptr<Executable> build(Device& device, const Problem& problem, const Config& config) const final;
   // Global and local sizes for a problem: whole work-groups covering C.
   virtual LaunchShape shape(const Config& config, const Problem& problem) const = 0;
-  // The device's work-group and local-memory limits, from DeviceInfo::gpu.
-  static std::int64_t max_work_group(const DeviceInfo& device);
-  static std::int64_t local_bytes(const DeviceInfo& device);
+  // The device's limits as named values of a space (from DeviceInfo::gpu; without it, 256
+  // work-items and 32 KiB): max_work_group; local_memory with elem_bytes, the size of an element
+  // in `precision`.
+  static void let_max_work_group(SearchSpace& space, const DeviceInfo& device);
+  static void let_local_memory(SearchSpace& space, const DeviceInfo& device, Precision precision);
   // Rounds `n` up to a multiple of `m`.
   static std::size_t round_up(std::int64_t n, std::int64_t m) {
     return static_cast<std::size_t>((std::max<std::int64_t>(n, 1) + m - 1) / m * m);
@@ -52,7 +45,6 @@ class OpenClKernel : public Kernel {
   // The program text for a precision (fp64 enables cl_khr_fp64) and the build options.
   std::string source(Precision precision) const;
   static std::string options(const Config& config);
-  std::string name_, summary_;
 };
 
 std::unique_ptr<Kernel> make_naive();            // 01_naive.cl
@@ -61,10 +53,7 @@ std::unique_ptr<Kernel> make_register_tiled();   // 03_register_tiled.cl
 std::unique_ptr<Kernel> make_interior_fast_path();  // 04_interior_fast_path.cl
 
 inline void register_kernels(Registry& r) {
-  r.add_kernel(make_naive());
-  r.add_kernel(make_local_tiled());
-  r.add_kernel(make_register_tiled());
-  r.add_kernel(make_interior_fast_path());
+  r.add_kernels({make_naive, make_local_tiled, make_register_tiled, make_interior_fast_path});
 }
 
 }  // namespace gemmlab::opencl

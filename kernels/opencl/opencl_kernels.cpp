@@ -5,18 +5,16 @@
 namespace gemmlab::opencl {
 namespace {
 
-std::string limit_text(const char* what, std::int64_t value) { return std::string(what) + " (" + std::to_string(value) + ")"; }
-
 class Naive final : public OpenClKernel {
  public:
   Naive() : OpenClKernel("01_naive", "one work-item per element of C, a dot product over K") {}
   SearchSpace space(const DeviceInfo& d, Precision) const override {
-    const std::int64_t max_wg = max_work_group(d);
     SearchSpace s;
     s.add("WGN", pow2_range(1, 256), "work-group columns (dimension 0, along N)")
         .add("WGM", pow2_range(1, 256), "work-group rows (dimension 1, along M)");
-    s.constrain("WGN * WGM <= " + limit_text("max work-group size", max_wg), {"WGN", "WGM"},
-                [=](const Config& c) { return c.at("WGN") * c.at("WGM") <= max_wg; });
+    let_max_work_group(s, d);
+    s.derive("work_group", "WGN * WGM", "work-items per work-group");
+    s.require("work_group <= max_work_group", "the device's work-group size");
     return s;
   }
   Config preferred_config(const DeviceInfo&, Precision) const override { return {{"WGN", 16}, {"WGM", 4}}; }
@@ -30,14 +28,16 @@ class LocalTiled final : public OpenClKernel {
  public:
   LocalTiled() : OpenClKernel("02_local_tiled", "TS x TS tiles of A and B staged in local memory") {}
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
-    const std::int64_t max_wg = max_work_group(d), local = local_bytes(d);
-    const auto elem = static_cast<std::int64_t>(element_size(precision));
     SearchSpace s;
     s.add("TS", pow2_range(2, 32), "tile side; the work-group is TS x TS");
-    s.constrain("TS * TS <= " + limit_text("max work-group size", max_wg), {"TS"},
-                [=](const Config& c) { return c.at("TS") * c.at("TS") <= max_wg; });
-    s.constrain("2 * TS * TS * " + std::to_string(elem) + " <= " + limit_text("local memory", local), {"TS"},
-                [=](const Config& c) { return 2 * c.at("TS") * c.at("TS") * elem <= local; });
+    let_max_work_group(s, d);
+    let_local_memory(s, d, precision);
+    s.derive("tile_m", "TS", "rows of C a staged block covers")
+        .derive("tile_n", "TS", "columns of C a staged block covers")
+        .derive("work_group", "TS * TS", "work-items per work-group: one per element of the block")
+        .derive("local_bytes", "2 * TS * TS * elem_bytes", "local memory used: a TS x TS tile of A and one of B");
+    s.require("work_group <= max_work_group", "the device's work-group size")
+        .require("local_bytes <= local_memory", "the tiles fit in local memory");
     return s;
   }
   Config preferred_config(const DeviceInfo&, Precision) const override { return {{"TS", 16}}; }
@@ -52,9 +52,6 @@ class RegisterTiled final : public OpenClKernel {
  public:
   RegisterTiled(std::string name, std::string summary) : OpenClKernel(std::move(name), std::move(summary)) {}
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
-    // Work-groups up to 1024 work-items (pocl allows 4096; no tile here needs more).
-    const std::int64_t max_wg = std::min<std::int64_t>(max_work_group(d), 1024), local = local_bytes(d);
-    const auto elem = static_cast<std::int64_t>(element_size(precision));
     SearchSpace s;
     s.add("MWG", pow2_range(8, 128), "work-group tile rows (M)")
         .add("MDIMC", pow2_range(1, 32), "work-items along M computing")
@@ -66,26 +63,27 @@ class RegisterTiled final : public OpenClKernel {
         .add("KWG", pow2_range(8, 64), "depth of a tile step (K)")
         .add("VWM", pow2_range(1, 8), "vector width of A loads (along K)")
         .add("KWI", pow2_range(1, 8), "unroll factor of the loop over KWG");
-    auto threads = [](const Config& c) { return c.at("MDIMC") * c.at("NDIMC"); };
-    s.constrain("MWG % MDIMC == 0", {"MWG", "MDIMC"}, [](const Config& c) { return c.at("MWG") % c.at("MDIMC") == 0; });
-    s.constrain("NWG % (NDIMC * VWN) == 0", {"NWG", "NDIMC", "VWN"},
-                [](const Config& c) { return c.at("NWG") % (c.at("NDIMC") * c.at("VWN")) == 0; });
-    s.constrain("MDIMC * NDIMC <= " + limit_text("max work-group size", max_wg), {"MDIMC", "NDIMC"},
-                [=](const Config& c) { return threads(c) <= max_wg; });
-    // A's vector width only matters for a staged A tile: otherwise it is 1, so that the space
-    // holds no two configurations that build the same kernel.
-    s.constrain("SA == 1 || VWM == 1", {"SA", "VWM"}, [](const Config& c) { return c.at("SA") == 1 || c.at("VWM") == 1; });
-    // The tiles are loaded with the work-items in their computing layout: A as MDIMC rows by NDIMC
-    // vectors along K, B as MDIMC rows along K by NDIMC vectors along N.
-    s.constrain("KWG % (NDIMC * VWM) == 0 && KWG % MDIMC == 0", {"MDIMC", "NDIMC", "KWG", "VWM"},
-                [](const Config& c) {
-                  return c.at("KWG") % (c.at("NDIMC") * c.at("VWM")) == 0 && c.at("KWG") % c.at("MDIMC") == 0;
-                });
-    s.constrain("KWG % KWI == 0", {"KWG", "KWI"}, [](const Config& c) { return c.at("KWG") % c.at("KWI") == 0; });
-    s.constrain("(SA * MWG * KWG + SB * KWG * NWG) * " + std::to_string(elem) + " <= " + limit_text("local memory", local),
-                {"SA", "SB", "MWG", "NWG", "KWG"}, [=](const Config& c) {
-                  return (c.at("SA") * c.at("MWG") * c.at("KWG") + c.at("SB") * c.at("KWG") * c.at("NWG")) * elem <= local;
-                });
+    // MDIMC, NDIMC <= 32 keep work-groups within 1024 work-items (pocl allows 4096; no tile here
+    // needs more), so only a smaller device limit removes configurations.
+    let_max_work_group(s, d);
+    let_local_memory(s, d, precision);
+    s.derive("tile_m", "MWG", "rows of C a work-group's staged block covers")
+        .derive("tile_n", "NWG", "columns of C a work-group's staged block covers")
+        .derive("work_group", "MDIMC * NDIMC", "work-items per work-group")
+        .derive("local_bytes", "(SA * MWG * KWG + SB * KWG * NWG) * elem_bytes",
+                "local memory used: the staged MWG x KWG tile of A and KWG x NWG tile of B");
+    s.require("MWG % MDIMC == 0", "whole rows of C per work-item: MWI = MWG / MDIMC")
+        .require("NWG % (NDIMC * VWN) == 0", "whole vectors of C per work-item: NWI = NWG / NDIMC, a multiple of VWN")
+        .require("work_group <= max_work_group", "the device's work-group size")
+        // A's vector width only matters for a staged A tile: otherwise it is 1, so that the space
+        // holds no two configurations that build the same kernel.
+        .require("SA == 1 || VWM == 1", "VWM only vectorises the staging of A")
+        // The tiles are loaded with the work-items in their computing layout: A as MDIMC rows by
+        // NDIMC vectors along K, B as MDIMC rows along K by NDIMC vectors along N.
+        .require("KWG % MDIMC == 0", "the B tile is loaded MDIMC rows along K at a time")
+        .require("KWG % (NDIMC * VWM) == 0", "the A tile is loaded NDIMC vectors of VWM along K at a time")
+        .require("KWG % KWI == 0", "KWI unrolls the loop over KWG")
+        .require("local_bytes <= local_memory", "the staged tiles fit in local memory");
     return s;
   }
   // 4 x 8 of C per work-item, 8 x 8 work-items; tiles in local memory on a GPU, straight from

@@ -8,8 +8,12 @@
 // streams only R rows of A past weights that took R cycles to load.
 // Hardware: the R x C multiply-accumulate array, its fill and drain (2R + C - 2 cycles per fold
 // beside the R streamed rows), off-chip bandwidth.
-// Parameters: DATAFLOW (ws, os or is: which operand stays in the cells).
-// Constraints: the array-sized tiles fit in half of each buffer (double-buffered).
+// Parameters: DATAFLOW (ws, os or is: which operand stays in the cells); TM, TN, TK are fixed at
+// the array's R, C and R.
+// Constraints: each array-sized tile fits in half of its buffer (double-buffered); with wide
+// elements a small buffer may hold none, and the precision has no valid configuration. The exact
+// expressions: require_buffers (systolic_kernel.cpp), as `gemmlab kernels --backend systolic`
+// prints them for a precision.
 #include "systolic_kernel.hpp"
 
 namespace gemmlab::systolic {
@@ -26,10 +30,12 @@ class ArrayTiles final : public SystolicKernel {
         .add("TM", {a.rows}, "rows of A and C per tile: the array's rows")
         .add("TN", {a.cols}, "columns of B and C per tile: the array's columns")
         .add("TK", {a.rows}, "depth per tile: the array's rows");
-    constrain_buffers(s, a, precision);
+    s.derive("tile_m", "TM", "rows of C a tile covers")
+        .derive("tile_n", "TN", "columns of C a tile covers");
+    require_buffers(s, a, precision);
     return s;
   }
-  Config default_config(const DeviceInfo& device, Precision) const override {
+  Config preferred_config(const DeviceInfo& device, Precision) const override {
     const ArraySpec& a = array_for(device);
     return {{"DATAFLOW", 0}, {"TM", a.rows}, {"TN", a.cols}, {"TK", a.rows}};
   }

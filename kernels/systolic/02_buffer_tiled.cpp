@@ -11,8 +11,9 @@
 // Hardware: the ifmap, filter and ofmap buffers (double-buffered), off-chip bandwidth, the array.
 // Parameters: TM, TN, TK (tile extents; 1 to 64 times the array's size in powers of two), LOOP
 // (loop order over tiles), DATAFLOW.
-// Constraints: TM*TK (A), TK*TN (B) in input precision and TM*TN fp32/int32 accumulators each fit
-// in half of their buffer.
+// Constraints: the A and B tiles (in the input precision) and the C tile (4-byte accumulators)
+// each fit in half of their buffer. The exact expressions: require_buffers (systolic_kernel.cpp),
+// as `gemmlab kernels --backend systolic` prints them for a precision.
 #include "systolic_kernel.hpp"
 
 namespace gemmlab::systolic {
@@ -31,11 +32,13 @@ class BufferTiled final : public SystolicKernel {
         .add("TK", pow2_range(a.rows, 64 * a.rows), "depth (columns of A, rows of B) per tile")
         .add("LOOP", int_range(0, static_cast<ParamValue>(loop_orders.size()) - 1), loop_order_help())
         .add("DATAFLOW", {0, 1, 2}, dataflow_help());
-    constrain_buffers(s, a, precision);
+    s.derive("tile_m", "TM", "rows of C a tile covers")
+        .derive("tile_n", "TN", "columns of C a tile covers");
+    require_buffers(s, a, precision);
     return s;
   }
   // The heuristic baseline, so that tuning starts from it and never ends worse.
-  Config default_config(const DeviceInfo& device, Precision precision) const override {
+  Config preferred_config(const DeviceInfo& device, Precision precision) const override {
     const ArraySpec& a = array_for(device);
     const Mapping h = heuristic_mapping(a, precision);
     // Unbounded buffers: the largest tiles of the space stand for "the whole GEMM".

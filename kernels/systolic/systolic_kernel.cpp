@@ -22,24 +22,31 @@ std::string loop_order_help() {
   return text;
 }
 
-Support SystolicKernel::supported(const DeviceInfo& device) const {
-  if (device.backend != "systolic") return {false, "runs on simulated systolic arrays only"};
-  return {};
-}
+SystolicKernel::SystolicKernel(std::string name, std::string summary)
+    : Kernel({.name = name,
+              .backend = "systolic",
+              .summary = std::move(summary),
+              .precisions = {Precision::bf16, Precision::int8, Precision::fp32},
+              .source_sha256 = embedded_sha256(embedded_files(), "systolic", name + ".cpp")}) {}
 
 const ArraySpec& SystolicKernel::array_for(const DeviceInfo& device) { return preset(device.name); }
 
-void SystolicKernel::constrain_buffers(SearchSpace& space, const ArraySpec& a, Precision precision) {
-  const auto in = static_cast<std::int64_t>(element_size(precision));
-  auto limit = [](std::int64_t buffer) { return buffer == 0 ? std::int64_t{1} << 62 : buffer / 2; };
-  const std::int64_t ifmap = limit(a.ifmap_buffer_bytes), filter = limit(a.filter_buffer_bytes),
-                     ofmap = limit(a.ofmap_buffer_bytes);
-  space.constrain("TM * TK * " + std::to_string(in) + " <= ifmap buffer / 2 (" + std::to_string(ifmap) + " B)",
-                  {"TM", "TK"}, [=](const Config& c) { return c.at("TM") * c.at("TK") * in <= ifmap; });
-  space.constrain("TK * TN * " + std::to_string(in) + " <= filter buffer / 2 (" + std::to_string(filter) + " B)",
-                  {"TK", "TN"}, [=](const Config& c) { return c.at("TK") * c.at("TN") * in <= filter; });
-  space.constrain("TM * TN * 4 <= ofmap buffer / 2 (" + std::to_string(ofmap) + " B)", {"TM", "TN"},
-                  [=](const Config& c) { return c.at("TM") * c.at("TN") * 4 <= ofmap; });
+void SystolicKernel::require_buffers(SearchSpace& space, const ArraySpec& a, Precision precision) {
+  space.let("elem_bytes", static_cast<ParamValue>(element_size(precision)),
+            "bytes per element of A and B in " + std::string(to_string(precision)))
+      .let("acc_bytes", 4, "bytes per accumulator of C: fp32 or int32");
+  // One tile of each operand in half of its buffer: the other half receives the next tile. A
+  // buffer of 0 bytes is unbounded (arrays given as RxC) and limits nothing.
+  auto fits = [&](const std::string& buffer, std::int64_t bytes, const std::string& operand, const std::string& tile,
+                  const std::string& tile_bytes) {
+    if (bytes == 0) return;
+    space.let(buffer, bytes, "bytes of the buffer holding " + operand + " tiles")
+        .derive(tile, tile_bytes, "bytes of one " + operand + " tile")
+        .require(tile + " <= " + buffer + " / 2", operand + " tile in half its buffer: double-buffered");
+  };
+  fits("ifmap_buffer", a.ifmap_buffer_bytes, "A", "a_tile_bytes", "TM * TK * elem_bytes");
+  fits("filter_buffer", a.filter_buffer_bytes, "B", "b_tile_bytes", "TK * TN * elem_bytes");
+  fits("ofmap_buffer", a.ofmap_buffer_bytes, "C", "c_tile_bytes", "TM * TN * acc_bytes");
 }
 
 namespace {
@@ -56,13 +63,7 @@ class MappingExecutable final : public Executable {
 };
 }  // namespace
 
-std::unique_ptr<Executable> SystolicKernel::prepare(Device& device, const Problem& problem, const Config& config) const {
-  check_device_and_problem(device.info(), problem);
-  const SearchSpace space = this->space(device.info(), problem.precision);
-  if (!space.is_valid(config) && space.valid_size() == 0)
-    throw Unsupported(name_ + ": the buffers of " + device.info().name + " hold no " +
-                      std::string(to_string(problem.precision)) + " tiles of this kernel");
-  space.check(config);
+std::unique_ptr<Executable> SystolicKernel::build(Device& device, const Problem& problem, const Config& config) const {
   const ArraySpec& array = array_of(device);
   Mapping m = mapping(array, config);
   try {
@@ -71,10 +72,6 @@ std::unique_ptr<Executable> SystolicKernel::prepare(Device& device, const Proble
     throw ConfigError(e.what());
   }
   return std::make_unique<MappingExecutable>(device, std::move(m), problem);
-}
-
-std::string SystolicKernel::source_hash() const {
-  return embedded_sha256(embedded_files(), "systolic", name_ + ".cpp");
 }
 
 }  // namespace gemmlab::systolic

@@ -28,33 +28,25 @@ std::string loop_order_help();
 
 class SystolicKernel : public Kernel {
  public:
-  SystolicKernel(std::string name, std::string summary) : name_(std::move(name)), summary_(std::move(summary)) {}
-  std::string_view name() const override { return name_; }
-  std::string_view backend() const override { return "systolic"; }
-  std::string_view summary() const override { return summary_; }
-  std::vector<Precision> precisions() const override { return {Precision::bf16, Precision::int8, Precision::fp32}; }
-  Support supported(const DeviceInfo& device) const override;
-  std::unique_ptr<Executable> prepare(Device& device, const Problem& problem, const Config& config) const final;
-  std::string source_hash() const override;
+  // The kernel's file is kernels/systolic/<name>.cpp.
+  SystolicKernel(std::string name, std::string summary);
   // The mapping a (valid) configuration stands for on this array.
   virtual Mapping mapping(const ArraySpec& array, const Config& config) const = 0;
 
  protected:
+  std::unique_ptr<Executable> build(Device& device, const Problem& problem, const Config& config) const final;
   // The array of a systolic device description (its preset).
   static const ArraySpec& array_for(const DeviceInfo& device);
-  // Adds the buffer constraints over TM, TN, TK (array steps) to `space`.
-  static void constrain_buffers(SearchSpace& space, const ArraySpec& array, Precision precision);
-
- private:
-  std::string name_, summary_;
+  // Adds to `space` (with parameters TM, TN, TK) the element sizes in `precision`, the array's
+  // buffer sizes and one constraint per buffer: a tile of its operand fits in half of it.
+  static void require_buffers(SearchSpace& space, const ArraySpec& array, Precision precision);
 };
 
 std::unique_ptr<Kernel> make_array_tiles();    // 01_array_tiles.cpp
 std::unique_ptr<Kernel> make_buffer_tiled();   // 02_buffer_tiled.cpp
 
 inline void register_kernels(Registry& r) {
-  r.add_kernel(make_array_tiles());
-  r.add_kernel(make_buffer_tiled());
+  r.add_kernels({make_array_tiles, make_buffer_tiled});
 }
 
 }  // namespace gemmlab::systolic

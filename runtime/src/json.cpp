@@ -33,6 +33,8 @@ void to_json(nlohmann::json& j, const DeviceInfo& d) {
        {"fma_units_per_core", d.fma_units_per_core},
        {"peak_gflops_fp32", d.peak_gflops_fp32},
        {"peak_gflops_fp64", d.peak_gflops_fp64},
+       {"native_precision", to_string(d.native_precision)},
+       {"host_memory", d.host_memory},
        {"fingerprint", fingerprint(d)}};
   j["measured"] = d.measured ? nlohmann::json(*d.measured) : nlohmann::json();
   if (d.gpu) {
@@ -51,18 +53,25 @@ void to_json(nlohmann::json& j, const DeviceInfo& d) {
 }
 
 void to_json(nlohmann::json& j, const Measurement& m) {
-  j = {{"median_s", m.median_s}, {"spread", m.spread}, {"min_s", m.min_s},
-       {"max_s", m.max_s},       {"repetitions", m.repetitions}};
+  j = {{"median_ms", m.median_s * 1e3}, {"spread", m.spread}, {"min_ms", m.min_s * 1e3},
+       {"max_ms", m.max_s * 1e3},       {"repetitions", m.repetitions}};
 }
 
 void to_json(nlohmann::json& j, const Parameter& p) {
   j = {{"name", p.name}, {"values", p.values}, {"help", p.help}};
 }
 
+void to_json(nlohmann::json& j, const NamedValue& v) {
+  j = {{"name", v.name}, {"definition", v.definition}, {"help", v.help}};
+  j["value"] = v.value ? nlohmann::json(*v.value) : nlohmann::json();
+}
+
+void to_json(nlohmann::json& j, const Constraint& c) { j = {{"expression", c.text}, {"why", c.why}}; }
+
 void to_json(nlohmann::json& j, const SearchSpace& s) {
   j["parameters"] = s.parameters();
-  j["constraints"] = nlohmann::json::array();
-  for (const auto& c : s.constraints()) j["constraints"].push_back(c.text);
+  j["named_values"] = s.named_values();
+  j["constraints"] = s.constraints();
   j["raw_size"] = s.raw_size();
   j["valid_size"] = s.valid_size();
 }
@@ -72,6 +81,62 @@ void to_json(nlohmann::json& j, const ValidationResult& v) {
        {"max_rel_error", number_or_null(v.max_rel_error)},
        {"tolerance", v.tolerance},
        {"reason", v.reason}};
+}
+
+namespace {
+nlohmann::json power_json(const std::optional<Timing>& t) {
+  if (!t || !t->watts) return nullptr;
+  const auto per_watt = t->gflops_per_watt();  // none for a reading of 0 W
+  return {{"watts", *t->watts}, {"gflops_per_watt", per_watt ? nlohmann::json(*per_watt) : nlohmann::json()},
+          {"temperature_c", t->temperature_c ? nlohmann::json(*t->temperature_c) : nlohmann::json()}};
+}
+}  // namespace
+
+void to_json(nlohmann::json& j, const Evaluation& e) {
+  using nlohmann::json;
+  j = e.validation;
+  j["time_ms"] = e.kernel ? json(e.kernel->measurement.median_s * 1e3) : json();
+  j["gflops"] = e.kernel ? json(e.kernel->gflops) : json();
+  j["timing"] = e.kernel ? json(e.kernel->measurement) : json();
+  j["reference"] = e.reference_name.empty()
+                       ? json()
+                       : json{{"name", e.reference_name},
+                              {"gflops", e.reference ? json(e.reference->gflops) : json()},
+                              {"time_ms", e.reference ? json(e.reference->measurement.median_s * 1e3) : json()},
+                              {"timing", e.reference ? json(e.reference->measurement) : json()}};
+  j["ratio_to_reference"] = e.ratio_to_reference;
+  j["power"] = e.kernel && e.kernel->watts ? json{{"kernel", power_json(e.kernel)}, {"reference", power_json(e.reference)}}
+                                           : json();
+}
+
+void to_json(nlohmann::json& j, const CompileReport& r) {
+  j = {{"target", r.target},
+       {"registers", r.registers},
+       {"scalar_registers", r.scalar_registers},
+       {"accumulation_registers", r.accumulation_registers},
+       {"shared_bytes", r.shared_bytes},
+       {"shared_limit", r.shared_limit},
+       {"spill_bytes", r.spill_bytes},
+       {"stack_bytes", r.stack_bytes},
+       {"matrix_instructions", r.matrix_instructions},
+       {"instruction_classes", r.instruction_classes}};
+}
+
+void to_json(nlohmann::json& j, const Traffic& t) {
+  j = {{"tile", {{"m", t.tile.m}, {"n", t.tile.n}}},
+       {"bytes_moved", t.bytes_moved},
+       {"arithmetic_intensity", t.arithmetic_intensity},
+       {"parallel_tiles", t.tiles}};
+}
+
+void to_json(nlohmann::json& j, const GrowthLimit& g) {
+  j = {{"parameter", g.parameter}, {"value", g.value}};
+  if (!g.next) {
+    j["limit"] = "largest allowed value";
+    return;
+  }
+  j["next"] = *g.next;
+  j["constraints"] = g.constraints;
 }
 
 namespace systolic {
@@ -111,7 +176,7 @@ void to_json(nlohmann::json& j, const Report& r) {
        {"dram_reads", c.ifmap_dram_reads + c.filter_dram_reads + (r.convention == Convention::physical ? c.ofmap_dram_reads : 0)},
        {"dram_writes", r.reported_ofmap_dram_writes},
        {"gflops_at_clock", r.gflops_at_clock},
-       {"seconds_at_clock", r.seconds},
+       {"time_ms_at_clock", r.seconds * 1e3},
        {"ifmap_sram_reads", c.ifmap_sram_reads},
        {"filter_sram_reads", c.filter_sram_reads},
        {"ofmap_sram_writes", r.reported_ofmap_sram_writes},

@@ -19,10 +19,8 @@ std::string_view to_string(Precision p) {
 }
 
 Precision parse_precision(std::string_view text) {
-  for (auto p : {Precision::fp32, Precision::fp64, Precision::fp16, Precision::bf16, Precision::int8})
-    if (text == to_string(p)) return p;
-  throw std::invalid_argument("unknown precision '" + std::string(text) +
-                              "'; allowed: fp32, fp64, fp16, bf16, int8");
+  return parse_name(text, {Precision::fp32, Precision::fp64, Precision::fp16, Precision::bf16, Precision::int8},
+                    "precision");
 }
 
 std::size_t element_size(Precision p) {

@@ -1,28 +1,53 @@
 #include "gemmlab/registry.hpp"
+#include "gemmlab/setup.hpp"
 
 #include <algorithm>
 
 namespace gemmlab {
 
-CompileReport Kernel::compile_only(const CompileTarget& target, Precision, const Config&) const {
-  throw Unsupported(std::string(name()) + " is compiled ahead of time; it has no target " + target.name +
-                    " to compile for at run time");
+namespace {
+// What a problem with M or N zero runs: there is no element of C to compute.
+class NothingToCompute final : public Executable {
+ public:
+  void run(const Operands&) override {}
+};
+
+}  // namespace
+
+Kernel::Kernel(KernelDescription description) : d_(std::move(description)) {}
+
+bool Kernel::has_precision(Precision p) const {
+  return std::find(d_.precisions.begin(), d_.precisions.end(), p) != d_.precisions.end();
 }
 
-void Kernel::check_device_and_problem(const DeviceInfo& device, const Problem& problem) const {
-  if (auto s = supported(device); !s.ok) throw Unsupported(std::string(name()) + ": " + s.reason);
-  validate(problem);
-  if (!supports(problem.precision)) {
-    std::string list;
-    for (const Precision p : precisions()) list += (list.empty() ? "" : ", ") + std::string(to_string(p));
-    throw std::invalid_argument(std::string(name()) + " has no " + std::string(to_string(problem.precision)) +
-                                " variant; precisions: " + list);
+Support Kernel::supported(const DeviceInfo& device) const {
+  if (device.backend != d_.backend) return {false, "runs on " + d_.backend + " devices, not " + device.backend};
+  return {};
+}
+
+Config Kernel::default_config(const DeviceInfo& device, Precision precision) const {
+  const SearchSpace s = space(device, precision);
+  try {
+    return s.nearest_valid(preferred_config(device, precision));
+  } catch (const ConfigError&) {
+    throw Unsupported(no_valid_configuration_message(*this, device, precision));
   }
 }
 
-bool Kernel::supports(Precision p) const {
-  auto list = precisions();
-  return std::find(list.begin(), list.end(), p) != list.end();
+std::unique_ptr<Executable> Kernel::prepare(Device& device, const Problem& problem, const Config& config) const {
+  const DeviceInfo& info = device.info();
+  require_runs(*this, info, problem.precision);
+  validate(problem);
+  const SearchSpace s = space(info, problem.precision);
+  if (!s.is_valid(config) && s.enumerate(1).empty()) throw Unsupported(no_valid_configuration_message(*this, info, problem.precision));
+  s.check(config);
+  if (problem.m == 0 || problem.n == 0) return std::make_unique<NothingToCompute>();
+  return build(device, problem, config);
+}
+
+CompileReport Kernel::compile_only(const CompileTarget& target, Precision, const Config&) const {
+  throw Unsupported(d_.name + " is compiled with the program; it has no target " + target.name +
+                    " to compile for at run time");
 }
 
 void Registry::add_backend(std::unique_ptr<Backend> backend) {
@@ -32,6 +57,10 @@ void Registry::add_backend(std::unique_ptr<Backend> backend) {
 void Registry::add_kernel(std::unique_ptr<Kernel> kernel) {
   backend(std::string(kernel->backend()));  // must exist
   kernels_.push_back(std::move(kernel));
+}
+
+void Registry::add_kernels(std::initializer_list<KernelFactory> factories) {
+  for (KernelFactory make : factories) add_kernel(make());
 }
 
 std::vector<std::string> Registry::backend_names() const {

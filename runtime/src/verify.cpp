@@ -36,9 +36,10 @@ std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Refe
   }
   std::vector<Precision> precisions = options.precisions.empty() ? kernel.precisions() : options.precisions;
   for (Precision precision : precisions) {
-    if (!kernel.supports(precision)) continue;
+    if (!kernel.has_precision(precision)) continue;
     const SearchSpace space = kernel.space(info, precision);
-    const std::vector<Config> configs = space.extremes(kernel.default_config(info, precision));
+    std::vector<Config> configs;
+    if (!space.enumerate(1).empty()) configs = space.extremes(kernel.default_config(info, precision));
     if (configs.empty()) {  // e.g. buffers too small for any tile of this precision
       VerifyCase c{std::string(kernel.backend()), std::string(kernel.name()), {}, {}, "unsupported", {}};
       c.problem.precision = precision;
@@ -98,7 +99,7 @@ std::vector<CompileCase> compile_check_kernel(const Kernel& kernel, const std::v
   std::vector<Job> jobs;
   for (const CompileTarget& target : targets)
     for (Precision precision : precisions.empty() ? kernel.precisions() : precisions) {
-      if (!kernel.supports(precision)) continue;
+      if (!kernel.has_precision(precision)) continue;
       const Config defaults = kernel.default_config(target.device, precision);
       for (const Config& config : kernel.space(target.device, precision).extremes(defaults)) {
         CompileCase c;

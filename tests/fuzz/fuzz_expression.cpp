@@ -6,17 +6,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gemmlab/expression.hpp"
 #include "gemmlab/space.hpp"
+#include "fuzz_support.hpp"
 
-namespace {
-
-void check(bool invariant) {
-  if (!invariant) __builtin_trap();
-}
-
-}  // namespace
+using gemmlab::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -30,10 +26,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       config[name] = 3;
     }
     const gemmlab::Expression copy = e;  // copies share the tree
+    const std::vector<gemmlab::ParamValue> by_position(e.names().size(), 3);
     try {
       const gemmlab::ParamValue value = e.evaluate(config);
       check(copy.evaluate(config) == value);
       check(e.holds(config) == (value != 0));
+      check(e.evaluate(by_position) == value);  // by position as by name
     } catch (const gemmlab::ConfigError&) {
       // division by zero or overflow: fine, as long as a copy agrees
       bool copy_threw = false;

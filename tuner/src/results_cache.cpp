@@ -70,15 +70,6 @@ std::string hex(std::int64_t value) {
   return text;
 }
 
-std::string now_utc_iso8601() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 std::string config_text(const Config& config) { return nlohmann::json(config).dump(); }
 
 // A non-empty file that does not begin with SQLite's magic string is refused before SQLite opens
@@ -102,16 +93,26 @@ struct Contents {
 
 }  // namespace
 
+std::string utc_timestamp() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
 struct ResultsCache::Impl {
   std::string path;
   sqlite3* db = nullptr;
-  Statement insert, select_key, select_one, select_groups;
+  Statement insert, select_key, select_one, select_groups, select_shapes;
 
   ~Impl() {
     insert.reset();
     select_key.reset();
     select_one.reset();
     select_groups.reset();
+    select_shapes.reset();
     if (db != nullptr) sqlite3_close(db);
   }
 
@@ -168,20 +169,16 @@ struct ResultsCache::Impl {
     return sqlite3_column_int64(s.get(), 0);
   }
 
-  // Reads the header fields and the table list from one snapshot: read separately, they could
-  // straddle another process's initialisation (application_id still 0, the table already there)
-  // and make a fresh gemmlab cache look like another program's database.
-  // A read transaction can meet SQLITE_BUSY at once, without the busy handler, when another
-  // process switches the file to WAL mode under it; it is then retried like BEGIN IMMEDIATE.
-  Contents inspect() {
-    if (sqlite3_get_autocommit(db) == 0) return inspect_in_transaction();  // inside initialise()
+  // SQLite answers SQLITE_BUSY at once, without waiting in its busy handler, where waiting could
+  // deadlock: two processes switching a new file to WAL mode together (each holds a read lock and
+  // wants the write lock), a read transaction meeting that switch, another connection recovering
+  // the WAL. Outside a transaction such a step is simply run again, until the busy timeout's deadline.
+  template <class Step>
+  auto retry_while_busy(Step step) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
     for (;;) {
       try {
-        exec("BEGIN", "reading it");
-        Contents c = inspect_in_transaction();
-        exec("COMMIT", "reading it");
-        return c;
+        return step();
       } catch (const CacheError&) {
         const int rc = sqlite3_errcode(db);
         if (sqlite3_get_autocommit(db) == 0) rollback();
@@ -189,6 +186,19 @@ struct ResultsCache::Impl {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
     }
+  }
+
+  // Reads the header fields and the table list from one snapshot: read separately, they could
+  // straddle another process's initialisation (application_id still 0, the table already there)
+  // and make a fresh gemmlab cache look like another program's database.
+  Contents inspect() {
+    if (sqlite3_get_autocommit(db) == 0) return inspect_in_transaction();  // inside initialise()
+    return retry_while_busy([&] {
+      exec("BEGIN", "reading it");
+      Contents c = inspect_in_transaction();
+      exec("COMMIT", "reading it");
+      return c;
+    });
   }
 
   Contents inspect_in_transaction() {
@@ -228,17 +238,9 @@ struct ResultsCache::Impl {
   }
 
   // BEGIN IMMEDIATE takes the write lock at once, so a transaction never fails half-way because
-  // another process wrote first. The busy timeout makes it wait for another writer; in a few states
-  // (another connection recovering the WAL) SQLite answers SQLITE_BUSY at once instead, so that is
-  // retried until the same deadline.
+  // another process wrote first. The busy timeout makes it wait for another writer.
   void begin_immediate(const std::string& doing) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
-    for (;;) {
-      const int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
-      if (rc == SQLITE_OK) return;
-      if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) fail(rc, doing);
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+    retry_while_busy([&] { exec("BEGIN IMMEDIATE", doing); });
   }
 
   void rollback() { sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr); }
@@ -295,9 +297,11 @@ struct ResultsCache::Impl {
                                                          : sqlite3_column_double(s, column);
   }
 
-  // A row of `result_columns`, starting at column 0.
-  CachedResult read_result(sqlite3_stmt* s) const {
-    CachedResult r;
+  // A row of `result_columns`, starting at column 0. The table keeps times in seconds (time_s),
+  // as it always has, so that existing files read on.
+  ConfigResult read_result(sqlite3_stmt* s) const {
+    ConfigResult r;
+    r.from_cache = true;
     const std::string config = column_text(s, 0);
     try {
       r.config = nlohmann::json::parse(config).get<Config>();
@@ -305,13 +309,11 @@ struct ResultsCache::Impl {
       throw CacheError(path + " is corrupt (a result with the configuration \"" + config + "\")");
     }
     const std::string status = column_text(s, 1);
-    bool known = false;
-    for (Status st : {Status::ok, Status::invalid, Status::failed, Status::aborted})
-      if (to_string(st) == status) {
-        r.status = st;
-        known = true;
-      }
-    if (!known) throw CacheError(path + " is corrupt (a result with the status \"" + status + "\")");
+    try {
+      r.status = parse_status(status);
+    } catch (const std::invalid_argument&) {
+      throw CacheError(path + " is corrupt (a result with the status \"" + status + "\")");
+    }
     r.time_s = column_real(s, 2);
     r.gflops = column_real(s, 3);
     r.max_rel_error = column_real(s, 4);
@@ -360,7 +362,7 @@ ResultsCache::ResultsCache(const std::string& path) : impl_(std::make_unique<Imp
     contents = c.inspect();
   }
   c.require_ours(contents);
-  if (std::string check = c.query_text("PRAGMA quick_check"); check != "ok") {
+  if (std::string check = c.retry_while_busy([&] { return c.query_text("PRAGMA quick_check"); }); check != "ok") {
     // The report is a list of damaged pages, one per line: kept to one line and a few of them.
     std::replace(check.begin(), check.end(), '\n', ' ');
     if (check.size() > 160) check = check.substr(0, 160) + "...";
@@ -372,7 +374,7 @@ ResultsCache::ResultsCache(const std::string& path) : impl_(std::make_unique<Imp
   // synchronous=NORMAL in WAL mode: a committed transaction is in the operating system's hands
   // when COMMIT returns, so it survives a kill -9 of this process; only a power loss or kernel
   // crash before the next checkpoint could lose the last few results (never corrupt the file).
-  if (c.query_text("PRAGMA journal_mode = WAL") != "wal")
+  if (c.retry_while_busy([&] { return c.query_text("PRAGMA journal_mode = WAL"); }) != "wal")
     throw CacheError(path + ": cannot switch the results cache to WAL mode (is it on a network file system?)");
   c.exec("PRAGMA synchronous = NORMAL", "configuring it");
 
@@ -383,6 +385,10 @@ ResultsCache::ResultsCache(const std::string& path) : impl_(std::make_unique<Imp
                            " ORDER BY rowid");
   c.select_one = c.prepare(std::string("SELECT ") + result_columns + " FROM results WHERE " + key_condition +
                            " AND config = ?10");
+  // Results columns first, so that read_result() reads them from column 0.
+  c.select_shapes = c.prepare(std::string("SELECT ") + result_columns +
+                              ", m, n, k, layout FROM results WHERE device = ?1 AND backend = ?2 AND kernel = ?3 AND "
+                              "kernel_hash = ?4 AND precision = ?5 ORDER BY rowid");
   c.select_groups = c.prepare(
       "SELECT device, backend, kernel, kernel_hash, m, n, k, precision, layout, COUNT(*) FROM results "
       "GROUP BY device, backend, kernel, kernel_hash, m, n, k, precision, layout "
@@ -395,18 +401,18 @@ ResultsCache& ResultsCache::operator=(ResultsCache&&) noexcept = default;
 
 const std::string& ResultsCache::path() const { return impl_->path; }
 
-std::vector<CachedResult> ResultsCache::load(const CacheKey& key) const {
+std::vector<ConfigResult> ResultsCache::load(const CacheKey& key) const {
   sqlite3_stmt* s = impl_->select_key.get();
   const ResetOnExit reset{s};
   impl_->bind_key(s, key);
-  std::vector<CachedResult> results;
+  std::vector<ConfigResult> results;
   int rc;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) results.push_back(impl_->read_result(s));
   if (rc != SQLITE_DONE) impl_->fail(rc, "reading it");
   return results;
 }
 
-std::optional<CachedResult> ResultsCache::find(const CacheKey& key, const Config& config) const {
+std::optional<ConfigResult> ResultsCache::find(const CacheKey& key, const Config& config) const {
   sqlite3_stmt* s = impl_->select_one.get();
   const ResetOnExit reset{s};
   impl_->bind_key(s, key);
@@ -417,7 +423,30 @@ std::optional<CachedResult> ResultsCache::find(const CacheKey& key, const Config
   return impl_->read_result(s);
 }
 
-void ResultsCache::store(const CacheKey& key, const CachedResult& result) {
+std::vector<ResultsCache::Filed> ResultsCache::load_all_shapes(const CacheKey& key) const {
+  Impl& c = *impl_;
+  sqlite3_stmt* s = c.select_shapes.get();
+  const ResetOnExit reset{s};
+  c.bind_text(s, 1, key.device);
+  c.bind_text(s, 2, key.backend);
+  c.bind_text(s, 3, key.kernel);
+  c.bind_text(s, 4, key.kernel_hash);
+  c.bind_text(s, 5, key.precision);
+  std::vector<Filed> results;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    Filed f{.key = key, .result = c.read_result(s)};
+    f.key.m = sqlite3_column_int64(s, 9);
+    f.key.n = sqlite3_column_int64(s, 10);
+    f.key.k = sqlite3_column_int64(s, 11);
+    f.key.layout = Impl::column_text(s, 12);
+    results.push_back(std::move(f));
+  }
+  if (rc != SQLITE_DONE) c.fail(rc, "reading it");
+  return results;
+}
+
+void ResultsCache::store(const CacheKey& key, const ConfigResult& result) {
   Impl& c = *impl_;
   sqlite3_stmt* s = c.insert.get();
   auto insert = [&] {
@@ -431,7 +460,7 @@ void ResultsCache::store(const CacheKey& key, const CachedResult& result) {
     c.bind_text(s, 15, result.reason);
     c.bind_text(s, 16, result.reference_name);
     c.bind_real(s, 17, result.reference_gflops);
-    c.bind_text(s, 18, result.recorded_at.empty() ? now_utc_iso8601() : result.recorded_at);
+    c.bind_text(s, 18, result.recorded_at.empty() ? utc_timestamp() : result.recorded_at);
     const int rc = sqlite3_step(s);
     if (rc != SQLITE_DONE) c.fail(rc, "storing a result");
   };

@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <stdexcept>
 
+#include "gemmlab/problem.hpp"
 #include "gemmlab/strategy.hpp"
 
 namespace gemmlab {
@@ -125,6 +127,10 @@ std::string_view to_string(Status s) {
     case Status::aborted: return "aborted";
   }
   return "?";
+}
+
+Status parse_status(std::string_view text) {
+  return parse_name(text, {Status::ok, Status::invalid, Status::failed, Status::aborted}, "status");
 }
 
 SearchContext::SearchContext(const SearchDomain& domain, Objective objective, Budget budget, std::uint64_t seed)

@@ -13,30 +13,13 @@
 
 namespace gemmlab {
 
-std::vector<TuneEntry> TuneResult::top(std::size_t n) const {
-  std::vector<TuneEntry> ok;
+std::vector<ConfigResult> TuneResult::top(std::size_t n) const {
+  std::vector<ConfigResult> ok;
   for (const auto& e : history)
     if (e.status == Status::ok) ok.push_back(e);
-  std::stable_sort(ok.begin(), ok.end(), [](const TuneEntry& a, const TuneEntry& b) { return a.gflops > b.gflops; });
+  std::stable_sort(ok.begin(), ok.end(), [](const ConfigResult& a, const ConfigResult& b) { return a.gflops > b.gflops; });
   if (ok.size() > n) ok.resize(n);
   return ok;
-}
-
-RunOutcome outcome_of(const Evaluation& e) {
-  RunOutcome o;
-  o.max_rel_error = e.validation.max_rel_error;
-  if (!e.validation.valid) {
-    o.status = Status::invalid;  // a wrong result can never become the best
-    o.reason = e.validation.reason;
-    return o;
-  }
-  o.status = e.aborted ? Status::aborted : Status::ok;
-  if (e.kernel) {
-    o.time_s = e.kernel->measurement.median_s;
-    o.gflops = e.kernel->gflops;
-    o.watts = e.kernel->watts;
-  }
-  return o;
 }
 
 InProcessRunner::InProcessRunner(Device& device, const Kernel& kernel, const Problem& problem, Reference* truth_fp64,
@@ -50,12 +33,12 @@ double InProcessRunner::reference_gflops() {
   return *reference_gflops_;
 }
 
-RunOutcome InProcessRunner::run(const Config& config, double abort_above_s, double) {
+ConfigResult InProcessRunner::run(const Config& config, double abort_above_s, double) {
   try {
     const EvaluationOptions options{.seed = seed_, .time = true, .measure = measure_, .abort_above_s = abort_above_s};
-    return outcome_of(evaluator_.run(kernel_, config, nullptr, options));
+    return result_of(config, evaluator_.run(kernel_, config, nullptr, options));
   } catch (const std::exception& error) {  // the kernel refused to build or run this one
-    return {.status = Status::failed, .reason = error.what()};
+    return {.config = config, .status = Status::failed, .reason = error.what()};
   }
 }
 
@@ -72,7 +55,7 @@ CacheKey cache_key(const DeviceInfo& device, const Kernel& kernel, const Problem
 namespace {
 // A cached failure by timeout is measured again: the limit depends on the run (the best so far,
 // --timeout-floor), and a longer one may let the configuration finish.
-bool reusable(const CachedResult& cached) {
+bool reusable(const ConfigResult& cached) {
   return !(cached.status == Status::failed && cached.reason.rfind("timed out", 0) == 0);
 }
 }  // namespace
@@ -159,41 +142,33 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
   double best_wall_s = 0;  // wall time the evaluation of the best configuration took
 
   auto objective = [&](std::size_t candidate) {
-    TuneEntry entry;
-    entry.config = domain.config(candidate);
+    const Config config = domain.config(candidate);
     double abort_above_s = 0;
     if (options.early_abort_factor > 0 && result.best)
       abort_above_s = options.early_abort_factor * problem.flops() / (result.best->gflops * 1e9);
     const double timeout_s = std::max(options.timeout_floor_s, options.timeout_factor * best_wall_s);
-    RunOutcome run;
+    ConfigResult entry;
     double wall_s = 0;
-    std::optional<CachedResult> cached;
-    if (cache.cache != nullptr) cached = cache.cache->find(cache.key, entry.config);
+    std::optional<ConfigResult> cached;
+    if (cache.cache != nullptr) cached = cache.cache->find(cache.key, config);
     if (cached && reusable(*cached)) {
-      run = {.status = cached->status, .time_s = cached->time_s, .gflops = cached->gflops,
-             .max_rel_error = cached->max_rel_error, .reason = cached->reason};
-      entry.from_cache = true;
+      entry = std::move(*cached);
       ++result.reused_from_cache;
     } else {
       const auto start = std::chrono::steady_clock::now();
-      run = runner.run(entry.config, abort_above_s, timeout_s);
+      entry = runner.run(config, abort_above_s, timeout_s);
       wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (cache.cache != nullptr)
-        cache.cache->store(cache.key, {.config = entry.config, .status = run.status, .time_s = run.time_s,
-                                       .gflops = run.gflops, .max_rel_error = run.max_rel_error, .reason = run.reason,
-                                       .reference_name = result.reference_name,
-                                       .reference_gflops = result.reference_gflops, .recorded_at = ""});
+      entry.config = config;
+      entry.reference_name = result.reference_name;
+      entry.reference_gflops = result.reference_gflops;
+      if (cache.cache != nullptr) {
+        entry.recorded_at = utc_timestamp();
+        cache.cache->store(cache.key, entry);
+      }
     }
-
-    entry.status = run.status;
-    entry.gflops = run.gflops;
-    entry.max_rel_error = run.max_rel_error;
-    entry.reason = run.reason;
-    entry.watts = run.watts;
-    if (run.status == Status::aborted && entry.reason.empty())
+    if (entry.status == Status::aborted && entry.reason.empty())
       entry.reason = "first run slower than " + std::to_string(options.early_abort_factor) + "x the best";
-    if ((run.status == Status::ok || run.status == Status::aborted) && result.reference_gflops > 0)
-      entry.ratio_to_reference = entry.gflops / result.reference_gflops;
+    if (entry.timed() && result.reference_gflops > 0) entry.ratio_to_reference = entry.gflops / result.reference_gflops;
     result.failed += entry.status == Status::failed;
     result.invalid += entry.status == Status::invalid;
     result.aborted += entry.status == Status::aborted;
@@ -206,7 +181,7 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
     Observation o;
     o.status = entry.status;
     o.reason = entry.reason;
-    if (entry.status == Status::ok || entry.status == Status::aborted) o.time_s = run.time_s;
+    if (entry.timed()) o.time_s = entry.time_s;
     result.history.push_back(std::move(entry));
     if (progress) progress(result, options.budget);
     return o;
@@ -234,7 +209,7 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
       result.reference_beside_best = true;
       result.best->ratio_to_reference = result.best->gflops / beside;
       for (auto& e : result.history)
-        if (e.status == Status::ok || e.status == Status::aborted) e.ratio_to_reference = e.gflops / beside;
+        if (e.timed()) e.ratio_to_reference = e.gflops / beside;
     }
   }
   return result;

@@ -17,8 +17,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "gemmlab/cpu.hpp"
 #include "gemmlab/evaluate.hpp"
+#include "gemmlab/setup.hpp"
 
 extern char** environ;
 
@@ -75,30 +75,6 @@ WorkerSetup parse_setup(const json& j) {
   return s;
 }
 
-json outcome_json(const RunOutcome& o) {
-  return {{"status", to_string(o.status)}, {"time_s", o.time_s}, {"gflops", o.gflops},
-          {"max_rel_error", std::isfinite(o.max_rel_error) ? o.max_rel_error : -1.0}, {"reason", o.reason},
-          {"watts", o.watts ? json(*o.watts) : json()}};
-}
-
-Status parse_status(const std::string& text) {
-  for (Status s : {Status::ok, Status::invalid, Status::failed, Status::aborted})
-    if (to_string(s) == text) return s;
-  throw std::runtime_error("worker answered an unknown status '" + text + "'");
-}
-
-RunOutcome parse_outcome(const json& j) {
-  RunOutcome o;
-  o.status = parse_status(j.at("status").get<std::string>());
-  o.time_s = j.at("time_s").get<double>();
-  o.gflops = j.at("gflops").get<double>();
-  o.max_rel_error = j.at("max_rel_error").get<double>();
-  if (o.max_rel_error < 0) o.max_rel_error = std::numeric_limits<double>::infinity();  // JSON has no inf
-  o.reason = j.at("reason").get<std::string>();
-  if (j.contains("watts") && j["watts"].is_number()) o.watts = j["watts"].get<double>();
-  return o;
-}
-
 bool write_all(int fd, const std::string& text) {
   std::size_t done = 0;
   while (done < text.size()) {
@@ -143,6 +119,13 @@ std::string signal_name(int sig) {
 
 bool worker_memory_limit_supported() { return !address_sanitizer; }
 
+std::uint64_t default_worker_memory_limit(const DeviceInfo& device) {
+  // GPU runtimes reserve address space far beyond physical memory: their workers get no limit.
+  if (!device.host_memory) return 0;
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+}
+
 int run_worker(const Registry& registry, int in_fd, int out_fd) {
   // Answers go to a private copy of out_fd; when that is standard output, standard output itself
   // is pointed at standard error so that nothing a kernel or library prints can corrupt them.
@@ -157,8 +140,8 @@ int run_worker(const Registry& registry, int in_fd, int out_fd) {
   std::string line;
   if (!in.next(line)) return 0;
   WorkerSetup setup;
-  std::unique_ptr<Device> device;
-  std::unique_ptr<Reference> reference, truth;
+  EvaluationSetup evaluation;
+  Reference* reference = nullptr;
   std::unique_ptr<Evaluator> evaluator;
   const Kernel* kernel = nullptr;
   try {
@@ -167,16 +150,12 @@ int run_worker(const Registry& registry, int in_fd, int out_fd) {
       const rlimit limit{.rlim_cur = setup.memory_limit_bytes, .rlim_max = setup.memory_limit_bytes};
       if (::setrlimit(RLIMIT_AS, &limit) != 0) throw std::runtime_error(std::string("setrlimit: ") + std::strerror(errno));
     }
-    Backend& backend = registry.backend(setup.backend);
     kernel = &registry.kernel(setup.backend, setup.kernel);
-    device = backend.open(setup.device);
-    device->set_cache_flush(setup.flush_cache);
-    if (!setup.reference.empty()) {
-      reference = backend.make_reference(setup.reference, *device);
-      if (setup.reference_threads > 0) reference->set_threads(setup.reference_threads);
-    }
-    truth = cpu::load_cblas("openblas");
-    evaluator = std::make_unique<Evaluator>(*device, setup.problem, truth.get(), setup.seed);
+    evaluation = open_evaluation(registry.backend(setup.backend),
+                                 {.device = setup.device, .flush_cache = setup.flush_cache, .reference = setup.reference,
+                                  .timed_reference = !setup.reference.empty(), .threads = setup.reference_threads});
+    reference = evaluation.reference.get();
+    evaluator = std::make_unique<Evaluator>(*evaluation.device, setup.problem, evaluation.truth.get(), setup.seed);
     evaluator->compute_truth();
   } catch (const std::exception& e) {
     answer({{"error", e.what()}});
@@ -204,24 +183,26 @@ int run_worker(const Registry& registry, int in_fd, int out_fd) {
       try {
         const Config config = request.at("reference_beside").get<Config>();
         const EvaluationOptions options{.seed = setup.seed, .time = true, .measure = setup.measure};
-        const Evaluation e = evaluator->run(*kernel, config, reference.get(), options);
+        const Evaluation e = evaluator->run(*kernel, config, reference, options);
         reply = {{"gflops", e.reference ? e.reference->gflops : 0.0}};
       } catch (const std::exception& e) {
         reply = {{"error", e.what()}};
       }
     } else if (request.contains("evaluate")) {
-      RunOutcome outcome;
+      ConfigResult result;
       try {
-        const Config config = request.at("evaluate").get<Config>();
+        result.config = request.at("evaluate").get<Config>();
         const EvaluationOptions options{.seed = setup.seed, .time = true, .measure = setup.measure,
                                         .abort_above_s = request.value("abort_above_s", 0.0)};
-        outcome = outcome_of(evaluator->run(*kernel, config, nullptr, options));
+        result = result_of(result.config, evaluator->run(*kernel, result.config, nullptr, options));
       } catch (const std::bad_alloc&) {
-        outcome = {.status = Status::failed, .reason = "out of memory (an allocation failed in the worker)"};
+        result.status = Status::failed;
+        result.reason = "out of memory (an allocation failed in the worker)";
       } catch (const std::exception& e) {  // the kernel refused to build or run this configuration
-        outcome = {.status = Status::failed, .reason = e.what()};
+        result.status = Status::failed;
+        result.reason = e.what();
       }
-      reply = outcome_json(outcome);
+      reply = result;
     } else {
       reply = {{"error", "unknown request"}};
     }
@@ -450,18 +431,20 @@ double WorkerRunner::reference_gflops_beside(const Config& config, double timeou
   return 0;
 }
 
-RunOutcome WorkerRunner::run(const Config& config, double abort_above_s, double timeout_s) {
+ConfigResult WorkerRunner::run(const Config& config, double abort_above_s, double timeout_s) {
   json answer;
   const Wait wait = ask({{"evaluate", config}, {"abort_above_s", abort_above_s}}, timeout_s, answer);
   if (wait == Wait::answer) {
     try {
-      return parse_outcome(answer);
+      return answer.get<ConfigResult>();
     } catch (const std::exception& e) {
       process_.reset();
-      return {.status = Status::failed, .reason = std::string("the worker gave an unusable answer: ") + e.what()};
+      return {.config = config, .status = Status::failed,
+              .reason = std::string("the worker gave an unusable answer: ") + e.what()};
     }
   }
-  RunOutcome failed;
+  ConfigResult failed;
+  failed.config = config;
   if (wait == Wait::timed_out) {
     process_->kill();
     char limit[32];

@@ -16,6 +16,17 @@ namespace gemmlab::cpu {
 // GEMMLAB_CPU_DISABLE="avx512f,avx2" hides features, to exercise the unsupported-kernel path.
 DeviceInfo detect();
 
+// Cache descriptions decoded from cpuid registers, for machines whose sysfs lists no caches
+// (containers, some virtual machines). One cache from a deterministic-cache-parameters subleaf:
+// Intel's leaf 4 and AMD's leaf 0x8000001D share this layout (EAX type/level/sharing, EBX ways,
+// partitions and line size, ECX sets). nullopt for the null type that ends the list.
+std::optional<CacheLevel> cache_from_cpuid_subleaf(unsigned eax, unsigned ebx, unsigned ecx);
+// AMD's older leaves 0x80000005 (L1: ECX data, EDX instruction, size in KiB in bits 31:24) and
+// 0x80000006 (ECX bits 31:16 L2 KiB, EDX bits 31:18 L3 in 512 KiB units). They give no sharing:
+// L1 and L2 are taken as private, L3 as shared by all `cores`.
+std::vector<CacheLevel> caches_from_amd_legacy_leaves(unsigned ecx5, unsigned edx5, unsigned ecx6,
+                                                      unsigned edx6, int cores);
+
 // The FMA-throughput and triad micro-benchmarks (see ceilings.cpp).
 MeasuredCeilings measure_ceilings(const DeviceInfo& info);
 

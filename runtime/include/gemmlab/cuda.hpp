@@ -10,11 +10,27 @@
 #include <utility>
 #include <vector>
 
+#include "gemmlab/launch_counts.hpp"
+#include "gemmlab/ptx_sim.hpp"
 #include "gemmlab/registry.hpp"
 
 namespace gemmlab::cuda {
 
 std::unique_ptr<Backend> make_backend();
+
+// A CUDA device simulated by the PTX simulator (gemmlab/ptx_sim.hpp): the backend lists them after
+// the real GPUs, "sim-sm_90a" with an H100 SXM's limits and "sim-sm_80" with an A100's (from the
+// datasheet catalogue). Its memory is host memory, a kernel runs the PTX NVRTC made for the
+// architecture on the simulator, and it has no time of its own: time_once throws. It keeps the
+// counts of its last launch.
+class SimulatedDevice : public Device, public CountingDevice {
+ public:
+  virtual const std::string& arch() const = 0;  // "sm_90a"
+  virtual void record(const ptx::sim::Metrics& counts) = 0;
+};
+// The simulated devices' descriptions, in order ("sim-sm_90a", "sim-sm_80"), indices from `first`.
+std::vector<DeviceInfo> simulated_devices(int first);
+std::unique_ptr<SimulatedDevice> open_simulated(const DeviceInfo& info);
 
 // What ptxas reports for a compiled kernel (--ptxas-options=-v).
 struct ResourceUsage {
@@ -27,6 +43,7 @@ struct ResourceUsage {
 
 struct CompiledModule {
   std::string image;  // CUBIN for the requested architecture
+  std::string ptx;    // the PTX NVRTC produced on the way: what a simulated device executes
   std::string log;    // NVRTC's log, ptxas's resource report included
   ResourceUsage usage;
   bool from_disk_cache = false;

@@ -8,7 +8,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "gemmlab/problem.hpp"
 
 namespace gemmlab {
 
@@ -44,6 +47,28 @@ struct GpuLimits {
   std::int64_t l2_bytes = 0;
 };
 
+// A GPU of the datasheet catalogue (data/datasheets/devices.json, embedded in the program when it
+// is built) with its limits: the one source of the limits a compile target's spaces are built
+// from when no such device is present ("sm_90": an H100 SXM5; "gfx90a": one die of an MI250X).
+// The catalogue gives each figure with its source.
+struct GpuPart {
+  std::string id;                     // the catalogue's id: "nvidia-h100-sxm"
+  std::string name;                   // the device it describes: "AMD Instinct MI250X (one die)"
+  std::string vendor;                 // "NVIDIA", "AMD"
+  std::vector<std::string> targets;   // the compile targets it stands for: "sm_90", "sm_90a"
+  std::vector<std::string> features;  // matrix instructions: "mfma", "wmma"
+  GpuLimits limits;                   // compute_capability 0 for AMD parts
+  double clock_ghz = 0;               // peak engine clock; 0 where the catalogue has none
+  int fp32_flops_per_cu_per_clock = 0;  // vector units, FMA = 2; 0 where the catalogue has none
+  int fp64_flops_per_cu_per_clock = 0;
+};
+
+// Every part of the catalogue that has limits, in its order.
+const std::vector<GpuPart>& gpu_parts();
+// The part whose limits stand for a compile target. Throws std::invalid_argument for a target no
+// part has, naming those that have one.
+const GpuPart& gpu_part(std::string_view target);
+
 struct DeviceInfo {
   std::string backend;           // "cpu", "cuda", ...
   int index = 0;                 // within its backend
@@ -59,6 +84,12 @@ struct DeviceInfo {
   double peak_gflops_fp64 = 0;
   std::optional<MeasuredCeilings> measured;
   std::optional<GpuLimits> gpu;  // GPUs only
+  // The arithmetic the hardware does natively (a systolic preset's: int8 or bf16), which commands
+  // use when no precision is given.
+  Precision native_precision = Precision::fp32;
+  // Whether the device's memory is this process's host memory (the CPU, Kokkos host spaces,
+  // simulated arrays): then an address-space limit on the process bounds what the device can use.
+  bool host_memory = false;
 
   bool has_feature(const std::string& feature) const;
   // Size of the first cache of the given level holding data (0 when unknown).
@@ -68,7 +99,9 @@ struct DeviceInfo {
 // Identifies a device model for the results cache: "<backend>:<name> <16 hex digits>", the digits
 // a hash of what decides a kernel's speed and is stable across runs (name, vendor, cores, SIMD
 // width, features, caches, FMA units) — not the clock, which the OS reports as it varies, and
-// not the index or measured ceilings. Two machines of the same model share it, as they should.
+// not the index, measured ceilings, native precision or memory kind (they follow from the rest,
+// and results cached before they existed must keep their key). Two machines of the same model
+// share it, as they should.
 std::string fingerprint(const DeviceInfo& device);
 
 // Memory owned by a device. On the CPU this is host memory.
@@ -81,6 +114,27 @@ class DeviceBuffer {
 
 // Host memory as a device buffer (64-byte aligned): the memory of the CPU and of simulated devices.
 std::unique_ptr<DeviceBuffer> allocate_host_buffer(std::size_t bytes);
+
+// Memory a device API allocated (cudaMalloc, hipMalloc, clCreateBuffer), handed back to it by
+// `release` when the buffer goes: the GPU backends differ only in those two calls. `data` may be
+// null for an empty buffer (release is then not called).
+class OwnedDeviceBuffer final : public DeviceBuffer {
+ public:
+  OwnedDeviceBuffer(void* data, std::size_t bytes, std::function<void(void*)> release)
+      : data_(data), bytes_(bytes), release_(std::move(release)) {}
+  ~OwnedDeviceBuffer() override {
+    if (data_ != nullptr) release_(data_);
+  }
+  OwnedDeviceBuffer(const OwnedDeviceBuffer&) = delete;
+  OwnedDeviceBuffer& operator=(const OwnedDeviceBuffer&) = delete;
+  void* data() override { return data_; }
+  std::size_t bytes() const override { return bytes_; }
+
+ private:
+  void* data_;
+  std::size_t bytes_;
+  std::function<void(void*)> release_;
+};
 
 // An opened device of some backend.
 class Device {
@@ -106,6 +160,9 @@ class Device {
     std::optional<double> temperature_c;
   };
   virtual std::optional<PowerReading> read_power() { return std::nullopt; }
+  // Where read_power's figures come from, for the record ("RAPL package energy"); empty where
+  // the device reports none.
+  virtual std::string power_source() const { return {}; }
   // Runs the FMA and bandwidth micro-benchmarks and stores them in info().measured.
   virtual void measure_ceilings() = 0;
 };

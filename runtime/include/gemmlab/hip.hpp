@@ -71,9 +71,9 @@ std::string hipcc_version();
 // names this hipcc knows: gfx940 stands in for gfx942 on hipcc 5.2).
 std::vector<std::string> configured_targets();
 
-// A device description for a target from AMD's documentation (wave size, LDS, registers, compute
-// units of the largest part using it), for building and checking kernel spaces without a device.
-// Throws std::invalid_argument for a target it does not describe.
+// A device description for a target from the datasheet catalogue's AMD part for it (gpu_part:
+// wave size, LDS, registers, compute units, clock), for building and checking kernel spaces
+// without a device. Throws std::invalid_argument for a target it does not describe.
 DeviceInfo device_info_for_target(const std::string& target);
 
 // A kernel loaded from a code object on an opened HIP device, launched on its stream.

@@ -64,49 +64,83 @@ struct CompileTarget {
   DeviceInfo device;
 };
 
+// What every kernel states about itself, whatever its backend: the kernel base holds it once.
+struct KernelDescription {
+  std::string name;      // "05_packed_avx512"
+  std::string backend;   // "cpu"
+  std::string summary;   // the one idea it adds over the step before
+  std::vector<Precision> precisions;
+  // The SHA-256 of its embedded source file with the shared code it is built with (see
+  // kernels/embedded_source.hpp): the results cache's key for the kernel's code.
+  std::string source_sha256;
+};
+
+// How a kernel's code becomes machine code.
+enum class Compilation {
+  with_program,  // compiled with gemmlab itself (CPU, Kokkos) or a simulator's model (systolic)
+  at_run_time,   // prepare() compiles it (NVRTC, an OpenCL driver): prepare_ahead is worth threads
+  at_run_time_and_build,  // also compiled for every target by the build (HIP): `gemmlab kernels` lists
+                          // what compiling the defaults gave (registers, LDS, instructions)
+};
+
+// A kernel: the description above, plus what its backend adds (how a configuration is built and
+// launched). A backend's adapter derives from it and supplies only what differs: space(),
+// preferred_config() and build(), and supported() where a device of its backend may lack what a
+// kernel needs; a kernel compiled at run time adds compile_targets()
+// and compile_only().
 class Kernel {
  public:
+  explicit Kernel(KernelDescription description);
   virtual ~Kernel() = default;
-  virtual std::string_view name() const = 0;     // "05_packed_avx512"
-  virtual std::string_view backend() const = 0;  // "cpu"
-  virtual std::string_view summary() const = 0;  // the one idea it adds
-  virtual std::vector<Precision> precisions() const = 0;
-  // Whether this device can run it at all (instruction sets, architecture); never crashes.
-  virtual Support supported(const DeviceInfo& device) const = 0;
-  // Tunable parameters and constraints; values may depend on the device (cores, caches) and on
-  // the precision (vector lanes).
+
+  std::string_view name() const { return d_.name; }
+  std::string_view backend() const { return d_.backend; }
+  std::string_view summary() const { return d_.summary; }
+  const std::vector<Precision>& precisions() const { return d_.precisions; }
+  bool has_precision(Precision p) const;
+
+  // Whether this device can run it at all (instruction sets, architecture); never crashes. By
+  // default: any device of the kernel's backend.
+  virtual Support supported(const DeviceInfo& device) const;
+  // Tunable parameters and constraints; values may depend on the device (cores, caches, limits)
+  // and on the precision (vector lanes, element size).
   virtual SearchSpace space(const DeviceInfo& device, Precision precision) const = 0;
-  virtual Config default_config(const DeviceInfo& device, Precision precision) const = 0;
-  // Builds the kernel for a checked configuration. Throws ConfigError for a configuration it
-  // cannot build, std::invalid_argument for an unsupported problem.
-  virtual std::unique_ptr<Executable> prepare(Device& device, const Problem& problem,
-                                              const Config& config) const = 0;
+  // The configuration to use when nothing was tuned: preferred_config() where the device's space
+  // accepts it, else the space's nearest valid configuration (SearchSpace::nearest_valid). Throws
+  // Unsupported, naming the device and the precision, when the space has no valid configuration.
+  Config default_config(const DeviceInfo& device, Precision precision) const;
+  // Checks the device (Unsupported), the problem and the precision (std::invalid_argument) and
+  // the configuration (ConfigError), then builds it. A problem with M or N zero computes nothing:
+  // it gets an executable that does nothing, without build().
+  std::unique_ptr<Executable> prepare(Device& device, const Problem& problem, const Config& config) const;
   // A hash of everything that decides what the built kernel does and how fast: its source, the
   // shared code it includes, the compiler and options. Results cached under one hash are never
-  // reused for another.
-  virtual std::string source_hash() const = 0;
+  // reused for another. By default the description's source_sha256.
+  virtual std::string source_hash() const { return d_.source_sha256; }
+
+  virtual Compilation compilation() const { return Compilation::with_program; }
   // Does ahead of time, and on any thread, the slow part of prepare() for a configuration that is
   // likely to be prepared soon (compiling it), so that the tuner can overlap it with timing
-  // another one. Failures are left for prepare() to report. Kernels built ahead of time: nothing.
+  // another one. Failures are left for prepare() to report. Kernels compiled with the program:
+  // nothing.
   virtual void prepare_ahead(const DeviceInfo&, Precision, const Config&) const {}
-  // Whether prepare() compiles (so prepare_ahead is worth threads): kernels with compile targets
-  // (CUDA), and those a device's driver builds (OpenCL).
-  virtual bool builds_at_run_time() const { return !compile_targets().empty(); }
-  // Kernels compiled at run time (CUDA, ...) can be compiled without a device: the targets, and
-  // compile_only(), which throws ConfigError (with the compiler's log) for a configuration that
-  // does not compile. Kernels compiled ahead of time have no targets.
+  // Kernels compiled at run time for GPU targets can be compiled without a device: the targets,
+  // and compile_only(), which throws ConfigError (with the compiler's log) for a configuration
+  // that does not compile. Kernels compiled with the program have no targets.
   virtual std::vector<CompileTarget> compile_targets() const { return {}; }
   virtual CompileReport compile_only(const CompileTarget& target, Precision precision, const Config& config) const;
-  // Kernels whose default configurations the build compiles for every compile target (HIP): their
-  // listing in `gemmlab kernels` includes what compiling them gave (registers, LDS, instructions).
-  virtual bool compiled_ahead_of_time() const { return false; }
-  bool supports(Precision p) const;
 
  protected:
-  // The checks a prepare() starts with: the device can run the kernel (else Unsupported), the
-  // problem is valid, and the kernel has its precision (else std::invalid_argument naming those
-  // it has).
-  void check_device_and_problem(const DeviceInfo& device, const Problem& problem) const;
+  // The configuration this kernel prefers: the one its curriculum step was tuned to on a
+  // development machine. It may be invalid on a smaller device (default_config falls back).
+  virtual Config preferred_config(const DeviceInfo& device, Precision precision) const = 0;
+  // Builds a configuration that satisfies space() for a valid problem with M, N >= 1 in one of
+  // the kernel's precisions, on a device it supports. Throws ConfigError for a configuration it
+  // cannot build, std::invalid_argument for a problem it cannot take.
+  virtual std::unique_ptr<Executable> build(Device& device, const Problem& problem, const Config& config) const = 0;
+
+ private:
+  KernelDescription d_;
 };
 
 // A vendor library computing the same GEMM on the same device, for timing comparisons.

@@ -8,9 +8,13 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "gemmlab/registry.hpp"
 
@@ -66,6 +70,17 @@ bool with_space(int index, F&& f) {
 }
 
 int space_count();
+
+// A row-major operand as a LayoutRight view of `MemorySpace`: the rows x ld allocation viewed
+// through its first `cols` columns (a LayoutRight subview keeps the leading dimension as its
+// stride, so padded leading dimensions work). Nothing past (rows - 1) * ld + cols is read or
+// written. For kernels and the reference alike.
+template <class T, class MemorySpace>
+auto right_view(T* data, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+  Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> full(
+      data, static_cast<std::size_t>(rows), static_cast<std::size_t>(std::max(ld, cols)));
+  return Kokkos::subview(full, Kokkos::ALL(), std::make_pair(std::size_t{0}, static_cast<std::size_t>(cols)));
+}
 
 // Whether the space runs on the host's cores (Serial, OpenMP, Threads): there a team's vector
 // lanes are iterations of one thread's loop, which the compiler may vectorise.

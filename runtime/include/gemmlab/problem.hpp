@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -18,6 +20,18 @@ enum class Precision { fp32, fp64, fp16, bf16, int8 };
 std::string_view to_string(Precision p);
 // Throws std::invalid_argument naming the allowed values.
 Precision parse_precision(std::string_view text);
+
+// The value among `values` whose to_string() is `text`: how every enumeration's name is read.
+// Otherwise std::invalid_argument: "unknown <what> '<text>'; allowed: <the names>".
+template <class E>
+E parse_name(std::string_view text, std::initializer_list<E> values, std::string_view what) {
+  std::string allowed;
+  for (E value : values) {
+    if (text == to_string(value)) return value;
+    allowed += (allowed.empty() ? "" : ", ") + std::string(to_string(value));
+  }
+  throw std::invalid_argument("unknown " + std::string(what) + " '" + std::string(text) + "'; allowed: " + allowed);
+}
 // Bytes of an element of A and B in precision p.
 std::size_t element_size(Precision p);
 // Bytes of an element of C: fp16 and bf16 GEMMs accumulate and write fp32 (tensor cores), int8

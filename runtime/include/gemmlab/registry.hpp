@@ -2,6 +2,7 @@
 // front end (CLI, tests, benchmarks, tuner) looks them up here by name.
 #pragma once
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,9 @@ class Registry {
  public:
   void add_backend(std::unique_ptr<Backend> backend);
   void add_kernel(std::unique_ptr<Kernel> kernel);  // its backend must be registered
+  // A curriculum's steps, in order: one factory per kernel file (make_naive in 01_naive.cpp).
+  using KernelFactory = std::unique_ptr<Kernel> (*)();
+  void add_kernels(std::initializer_list<KernelFactory> factories);
 
   Backend& backend(const std::string& name) const;
   const Kernel& kernel(const std::string& backend, const std::string& name) const;

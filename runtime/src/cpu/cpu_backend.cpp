@@ -34,6 +34,7 @@ class CpuDevice final : public Device {
     if (!watts) return std::nullopt;
     return PowerReading{.watts = *watts, .temperature_c = std::nullopt};
   }
+  std::string power_source() const override { return "RAPL package energy"; }
 
  private:
   DeviceInfo info_;

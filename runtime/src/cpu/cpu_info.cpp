@@ -1,3 +1,8 @@
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -40,7 +45,7 @@ int count_cpu_list(const std::string& list) {
   return count;
 }
 
-std::vector<CacheLevel> read_caches() {
+std::vector<CacheLevel> read_sysfs_caches() {
   std::vector<CacheLevel> caches;
   for (int index = 0; index < 16; ++index) {
     std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
@@ -53,6 +58,37 @@ std::vector<CacheLevel> read_caches() {
     c.shared_by_cores = std::max(1, count_cpu_list(read_line(dir + "shared_cpu_list")));
     caches.push_back(c);
   }
+  return caches;
+}
+
+std::vector<CacheLevel> read_cpuid_caches([[maybe_unused]] int cores) {
+  std::vector<CacheLevel> caches;
+#if defined(__x86_64__) || defined(__i386__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  auto subleaves = [&](unsigned leaf) {
+    for (unsigned sub = 0; sub < 16; ++sub) {
+      __cpuid_count(leaf, sub, eax, ebx, ecx, edx);
+      const auto cache = cache_from_cpuid_subleaf(eax, ebx, ecx);
+      if (!cache) break;
+      caches.push_back(*cache);
+    }
+  };
+  const unsigned max_leaf = __get_cpuid_max(0, nullptr);
+  const unsigned max_extended = __get_cpuid_max(0x80000000u, nullptr);
+  if (max_leaf >= 4) subleaves(4);
+  if (caches.empty() && max_extended >= 0x8000001Du) {
+    __cpuid(0x80000001u, eax, ebx, ecx, edx);
+    const bool topology_extensions = (ecx >> 22) & 1u;  // AMD: leaf 0x8000001D is valid
+    if (topology_extensions) subleaves(0x8000001Du);
+  }
+  if (caches.empty() && max_extended >= 0x80000006u) {
+    unsigned ecx5 = 0, edx5 = 0, ecx6 = 0, edx6 = 0;
+    __cpuid(0x80000005u, eax, ebx, ecx5, edx5);
+    __cpuid(0x80000006u, eax, ebx, ecx6, edx6);
+    caches = caches_from_amd_legacy_leaves(ecx5, edx5, ecx6, edx6, cores);
+  }
+  for (CacheLevel& c : caches) c.shared_by_cores = std::clamp(c.shared_by_cores, 1, std::max(1, cores));
+#endif
   return caches;
 }
 
@@ -90,10 +126,41 @@ bool disabled(const std::string& feature) {
 }
 }  // namespace
 
+std::optional<CacheLevel> cache_from_cpuid_subleaf(unsigned eax, unsigned ebx, unsigned ecx) {
+  const unsigned type = eax & 0x1fu;
+  if (type == 0 || type > 3) return std::nullopt;
+  CacheLevel c;
+  c.type = type == 1 ? "Data" : type == 2 ? "Instruction" : "Unified";
+  c.level = static_cast<int>((eax >> 5) & 0x7u);
+  // Maximum number of logical processors sharing the cache, minus one: an upper bound on the
+  // sharing, clamped to the cores present by the caller.
+  c.shared_by_cores = static_cast<int>(((eax >> 14) & 0xfffu) + 1);
+  const std::int64_t ways = ((ebx >> 22) & 0x3ffu) + 1;
+  const std::int64_t partitions = ((ebx >> 12) & 0x3ffu) + 1;
+  const std::int64_t line_bytes = (ebx & 0xfffu) + 1;
+  const std::int64_t sets = static_cast<std::int64_t>(ecx) + 1;
+  c.size_bytes = ways * partitions * line_bytes * sets;
+  return c;
+}
+
+std::vector<CacheLevel> caches_from_amd_legacy_leaves(unsigned ecx5, unsigned edx5, unsigned ecx6,
+                                                      unsigned edx6, int cores) {
+  std::vector<CacheLevel> caches;
+  auto add = [&](int level, const char* type, std::int64_t bytes, int shared) {
+    if (bytes > 0) caches.push_back(CacheLevel{level, type, bytes, shared});
+  };
+  add(1, "Data", static_cast<std::int64_t>(ecx5 >> 24) << 10, 1);
+  add(1, "Instruction", static_cast<std::int64_t>(edx5 >> 24) << 10, 1);
+  add(2, "Unified", static_cast<std::int64_t>(ecx6 >> 16) << 10, 1);
+  add(3, "Unified", static_cast<std::int64_t>(edx6 >> 18) * (512 << 10), std::max(1, cores));
+  return caches;
+}
+
 DeviceInfo detect() {
   DeviceInfo d;
   d.backend = "cpu";
   d.index = 0;
+  d.host_memory = true;
   d.name = cpuinfo_field("model name");
   d.vendor = cpuinfo_field("vendor_id");
   d.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -107,7 +174,8 @@ DeviceInfo detect() {
   for (auto [name, present] : features)
     if (present && !disabled(name)) d.features.emplace_back(name);
   d.simd_width_bits = d.has_feature("avx512f") ? 512 : d.has_feature("avx") ? 256 : 128;
-  d.caches = read_caches();
+  d.caches = read_sysfs_caches();
+  if (d.caches.empty()) d.caches = read_cpuid_caches(d.cores);
   d.clock_ghz = clock_ghz();
   // Two vector FMA pipes per core from Haswell on (AVX2+FMA); Xeon cores with AVX-512 have two
   // 512-bit pipes, some client cores one: the measured FMA ceiling shows which.

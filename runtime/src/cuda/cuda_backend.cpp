@@ -3,7 +3,6 @@
 // the program has no link-time dependency on it.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 
 #include <stdexcept>
 #include <string>
@@ -11,6 +10,7 @@
 #include "gemmlab/cuda.hpp"
 #include "gemmlab/kernel.hpp"
 #include "nvml.hpp"
+#include "shared_library.hpp"
 
 namespace gemmlab::cuda {
 namespace {
@@ -54,23 +54,11 @@ DeviceInfo describe(int index) {
   return d;
 }
 
-class GpuMemory final : public DeviceBuffer {
- public:
-  explicit GpuMemory(std::size_t bytes) : bytes_(bytes) {
-    if (bytes > 0) check(cudaMalloc(&data_, bytes), "cudaMalloc of " + std::to_string(bytes) + " bytes");
-  }
-  ~GpuMemory() override {
-    if (data_ != nullptr) cudaFree(data_);
-  }
-  GpuMemory(const GpuMemory&) = delete;
-  GpuMemory& operator=(const GpuMemory&) = delete;
-  void* data() override { return data_; }
-  std::size_t bytes() const override { return bytes_; }
-
- private:
-  std::size_t bytes_;
-  void* data_ = nullptr;
-};
+std::unique_ptr<DeviceBuffer> allocate_gpu_memory(std::size_t bytes) {
+  void* data = nullptr;
+  if (bytes > 0) check(cudaMalloc(&data, bytes), "cudaMalloc of " + std::to_string(bytes) + " bytes");
+  return std::make_unique<OwnedDeviceBuffer>(data, bytes, [](void* p) { cudaFree(p); });
+}
 
 class CudaDevice final : public Device {
  public:
@@ -89,7 +77,7 @@ class CudaDevice final : public Device {
   CudaDevice& operator=(const CudaDevice&) = delete;
 
   const DeviceInfo& info() const override { return info_; }
-  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return std::make_unique<GpuMemory>(bytes); }
+  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return allocate_gpu_memory(bytes); }
   void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
     if (bytes > 0) check(cudaMemcpy(dst.data(), src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
   }
@@ -102,7 +90,7 @@ class CudaDevice final : public Device {
   // buffer twice the L2's size is overwritten first so no operand starts in the cache.
   double time_once(const std::function<void()>& launch) override {
     if (flush_l2_) {
-      if (!flush_) flush_ = std::make_unique<GpuMemory>(2 * static_cast<std::size_t>(std::max<std::int64_t>(info_.gpu->l2_bytes, 1)));
+      if (!flush_) flush_ = allocate_gpu_memory(2 * static_cast<std::size_t>(std::max<std::int64_t>(info_.gpu->l2_bytes, 1)));
       check(cudaMemsetAsync(flush_->data(), 0, flush_->bytes()), "cudaMemsetAsync (L2 flush)");
     }
     check(cudaEventRecord(start_), "cudaEventRecord");
@@ -121,13 +109,14 @@ class CudaDevice final : public Device {
     if (!watts) return std::nullopt;
     return PowerReading{.watts = *watts, .temperature_c = power_->temperature_c()};
   }
+  std::string power_source() const override { return "device (NVML)"; }
   void measure_ceilings() override {}  // not measured on GPUs yet: the datasheet peak stands
 
  private:
   DeviceInfo info_;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   bool flush_l2_ = false;
-  std::unique_ptr<GpuMemory> flush_;
+  std::unique_ptr<DeviceBuffer> flush_;
   std::unique_ptr<PowerMonitor> power_;
 };
 
@@ -135,21 +124,21 @@ class CudaDevice final : public Device {
 // passes (N, M, K) and B before A.
 class Cublas final : public Reference {
  public:
-  Cublas(std::string name, bool tf32) : name_(std::move(name)), tf32_(tf32) {
-    for (const char* file : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"})
-      if ((library_ = dlopen(file, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
-    if (library_ == nullptr) throw std::runtime_error("cuBLAS not found (libcublas.so.13): install the CUDA toolkit's cuBLAS");
-    load(create_, "cublasCreate_v2");
-    load(destroy_, "cublasDestroy_v2");
-    load(sgemm_, "cublasSgemm_v2");
-    load(dgemm_, "cublasDgemm_v2");
-    load(gemm_ex_, "cublasGemmEx");
-    load(get_version_, "cublasGetVersion_v2");
+  Cublas(std::string name, bool tf32)
+      : name_(std::move(name)),
+        tf32_(tf32),
+        library_({"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, "cuBLAS",
+                 "cuBLAS not found (libcublas.so.13): install the CUDA toolkit's cuBLAS") {
+    library_.load(create_, "cublasCreate_v2");
+    library_.load(destroy_, "cublasDestroy_v2");
+    library_.load(sgemm_, "cublasSgemm_v2");
+    library_.load(dgemm_, "cublasDgemm_v2");
+    library_.load(gemm_ex_, "cublasGemmEx");
+    library_.load(get_version_, "cublasGetVersion_v2");
     if (create_(&handle_) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
   }
   ~Cublas() override {
     if (handle_ != nullptr) destroy_(handle_);
-    // The library stays loaded: cuBLAS registers exit handlers.
   }
   Cublas(const Cublas&) = delete;
   Cublas& operator=(const Cublas&) = delete;
@@ -189,14 +178,9 @@ class Cublas final : public Reference {
   }
 
  private:
-  template <class F>
-  void load(F& f, const char* symbol) {
-    f = reinterpret_cast<F>(dlsym(library_, symbol));
-    if (f == nullptr) throw std::runtime_error(std::string("cuBLAS lacks ") + symbol);
-  }
   std::string name_;
   bool tf32_;
-  void* library_ = nullptr;
+  SharedLibrary library_;
   cublasHandle_t handle_ = nullptr;
   decltype(&cublasCreate_v2) create_ = nullptr;
   decltype(&cublasDestroy_v2) destroy_ = nullptr;
@@ -211,10 +195,7 @@ class Cublas final : public Reference {
 };
 
 class CudaBackend final : public Backend {
- public:
-  std::string name() const override { return "cuda"; }
-  // No driver or no GPU: no devices (the CUDA runtime reports an error, which means none here).
-  std::vector<DeviceInfo> devices() override {
+  static std::vector<DeviceInfo> gpus() {
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess) {
       cudaGetLastError();  // clear it
@@ -224,16 +205,30 @@ class CudaBackend final : public Backend {
     for (int i = 0; i < count; ++i) list.push_back(describe(i));
     return list;
   }
+
+ public:
+  std::string name() const override { return "cuda"; }
+  // The GPUs (none without a driver: the CUDA runtime then reports an error), then the
+  // simulated devices.
+  std::vector<DeviceInfo> devices() override {
+    std::vector<DeviceInfo> list = gpus();
+    for (DeviceInfo& d : simulated_devices(static_cast<int>(list.size()))) list.push_back(std::move(d));
+    return list;
+  }
   std::unique_ptr<Device> open(int index) override {
     const auto list = devices();
     if (index < 0 || index >= static_cast<int>(list.size()))
-      throw std::invalid_argument("cuda device " + std::to_string(index) + " does not exist; " +
-                                  (list.empty() ? std::string("this machine has no CUDA device (or no NVIDIA driver)")
-                                                : "devices 0.." + std::to_string(list.size() - 1) + " exist"));
+      throw std::invalid_argument("cuda device " + std::to_string(index) + " does not exist; devices 0.." +
+                                  std::to_string(list.size() - 1) + " exist" +
+                                  (gpus().empty() ? " (no GPU here: they are simulated)" : ""));
+    const DeviceInfo& d = list[static_cast<std::size_t>(index)];
+    if (functional_simulation(d)) return open_simulated(d);
     return std::make_unique<CudaDevice>(index);
   }
   std::vector<std::string> reference_names() const override { return {"cublas", "cublas-tf32"}; }
-  std::unique_ptr<Reference> make_reference(const std::string& name, Device&) override {
+  std::unique_ptr<Reference> make_reference(const std::string& name, Device& device) override {
+    if (functional_simulation(device.info()))
+      throw std::invalid_argument(device.info().name + " is simulated: cuBLAS cannot run there (no reference is timed on it)");
     if (name == "cublas") return std::make_unique<Cublas>("cublas", false);
     if (name == "cublas-tf32") return std::make_unique<Cublas>("cublas-tf32", true);
     throw std::invalid_argument("unknown cuda reference '" + name + "'; known: cublas, cublas-tf32");

@@ -59,6 +59,10 @@ CompiledModule run_nvrtc(const CompileRequest& request) {
   check(nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize");
   module.image.resize(size);
   check(nvrtcGetCUBIN(program, module.image.data()), "nvrtcGetCUBIN");
+  check(nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize");
+  module.ptx.resize(size);
+  check(nvrtcGetPTX(program, module.ptx.data()), "nvrtcGetPTX");
+  while (!module.ptx.empty() && module.ptx.back() == '\0') module.ptx.pop_back();
   nvrtcDestroyProgram(&program);
   module.usage = parse_ptxas_report(module.log);
   return module;
@@ -95,13 +99,14 @@ CompiledModule compile(const CompileRequest& request) {
   std::string key_text = request.source + '\n' + request.arch + '\n' + nvrtc_version() + '\n' + include_dir();
   for (const auto& [name, text] : request.headers) key_text += '\n' + name + '\n' + text;
   for (const auto& o : request.options) key_text += '\n' + o;
-  // The log first: the image marks a complete entry.
-  const CachedBuild built = cached_build("cuda-modules", key_text, {"log", "cubin"}, [&] {
+  // The log and the PTX first: the image marks a complete entry.
+  const CachedBuild built = cached_build("cuda-modules", key_text, {"log", "ptx", "cubin"}, [&] {
     CompiledModule module = run_nvrtc(request);
-    return std::map<std::string, std::string>{{"log", std::move(module.log)}, {"cubin", std::move(module.image)}};
+    return std::map<std::string, std::string>{
+        {"log", std::move(module.log)}, {"ptx", std::move(module.ptx)}, {"cubin", std::move(module.image)}};
   });
-  CompiledModule module{.image = built.parts.at("cubin"), .log = built.parts.at("log"), .usage = {},
-                        .from_disk_cache = built.from_disk_cache};
+  CompiledModule module{.image = built.parts.at("cubin"), .ptx = built.parts.at("ptx"), .log = built.parts.at("log"),
+                        .usage = {}, .from_disk_cache = built.from_disk_cache};
   module.usage = parse_ptxas_report(module.log);
   return module;
 }

@@ -11,6 +11,7 @@
 
 #include "gemmlab/hip.hpp"
 #include "gemmlab/kernel.hpp"
+#include "shared_library.hpp"
 
 #ifndef GEMMLAB_ROCBLAS_LIBRARY
 #define GEMMLAB_ROCBLAS_LIBRARY "librocblas.so"
@@ -129,23 +130,11 @@ DeviceInfo describe(int index) {
   return d;
 }
 
-class GpuMemory final : public DeviceBuffer {
- public:
-  explicit GpuMemory(std::size_t bytes) : bytes_(bytes) {
-    if (bytes > 0) check(Runtime::get().malloc(&data_, bytes), "hipMalloc of " + std::to_string(bytes) + " bytes");
-  }
-  ~GpuMemory() override {
-    if (data_ != nullptr) (void)Runtime::get().free(data_);
-  }
-  GpuMemory(const GpuMemory&) = delete;
-  GpuMemory& operator=(const GpuMemory&) = delete;
-  void* data() override { return data_; }
-  std::size_t bytes() const override { return bytes_; }
-
- private:
-  std::size_t bytes_;
-  void* data_ = nullptr;
-};
+std::unique_ptr<DeviceBuffer> allocate_gpu_memory(std::size_t bytes) {
+  void* data = nullptr;
+  if (bytes > 0) check(Runtime::get().malloc(&data, bytes), "hipMalloc of " + std::to_string(bytes) + " bytes");
+  return std::make_unique<OwnedDeviceBuffer>(data, bytes, [](void* p) { (void)Runtime::get().free(p); });
+}
 
 class HipDevice final : public Device {
  public:
@@ -163,7 +152,7 @@ class HipDevice final : public Device {
   HipDevice& operator=(const HipDevice&) = delete;
 
   const DeviceInfo& info() const override { return info_; }
-  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return std::make_unique<GpuMemory>(bytes); }
+  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return allocate_gpu_memory(bytes); }
   void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
     if (bytes > 0) check(Runtime::get().memcpy(dst.data(), src, bytes, hipMemcpyHostToDevice), "hipMemcpy to the device");
   }
@@ -219,16 +208,15 @@ class HipModuleKernel final : public LoadedKernel {
 // and B before A.
 class Rocblas final : public Reference {
  public:
-  Rocblas() {
-    for (const char* file : {GEMMLAB_ROCBLAS_LIBRARY, "librocblas.so.4", "librocblas.so.3", "librocblas.so"})
-      if ((library_ = dlopen(file, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
-    if (library_ == nullptr) throw std::runtime_error("rocBLAS not found (librocblas.so): install ROCm's rocBLAS");
-    load(create_, "rocblas_create_handle");
-    load(destroy_, "rocblas_destroy_handle");
-    load(sgemm_, "rocblas_sgemm");
-    load(dgemm_, "rocblas_dgemm");
-    load(gemm_ex_, "rocblas_gemm_ex");
-    load(version_string_, "rocblas_get_version_string");
+  Rocblas()
+      : library_({GEMMLAB_ROCBLAS_LIBRARY, "librocblas.so.4", "librocblas.so.3", "librocblas.so"}, "rocBLAS",
+                 "rocBLAS not found (librocblas.so): install ROCm's rocBLAS") {
+    library_.load(create_, "rocblas_create_handle");
+    library_.load(destroy_, "rocblas_destroy_handle");
+    library_.load(sgemm_, "rocblas_sgemm");
+    library_.load(dgemm_, "rocblas_dgemm");
+    library_.load(gemm_ex_, "rocblas_gemm_ex");
+    library_.load(version_string_, "rocblas_get_version_string");
     if (create_(&handle_) != 0) throw std::runtime_error("rocblas_create_handle failed");
   }
   ~Rocblas() override {
@@ -271,12 +259,7 @@ class Rocblas final : public Reference {
   static constexpr int operation_none = 111, datatype_f16 = 150, datatype_f32 = 151, datatype_bf16 = 168,
                        gemm_algo_standard = 0;
   using Handle = void*;
-  template <class F>
-  void load(F& f, const char* symbol) {
-    f = reinterpret_cast<F>(dlsym(library_, symbol));
-    if (f == nullptr) throw std::runtime_error(std::string("rocBLAS lacks ") + symbol);
-  }
-  void* library_ = nullptr;
+  SharedLibrary library_;
   Handle handle_ = nullptr;
   int (*create_)(Handle*) = nullptr;
   int (*destroy_)(Handle) = nullptr;

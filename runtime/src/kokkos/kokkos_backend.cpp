@@ -98,6 +98,7 @@ DeviceInfo describe(int index) {
   }
   d.backend = "kokkos";
   d.index = index;
+  d.host_memory = limits.host;  // a host space allocates the process's own memory
   d.features.push_back("kokkos-" + limits.space);
   return d;
 }
@@ -230,16 +231,8 @@ class KokkosDevice final : public Device {
 
 // --- Reference: KokkosBlas::gemm ------------------------------------------------------------------
 
-// Row-major operands as LayoutRight views: the rows x ld allocation viewed through its first
-// `cols` columns (a LayoutRight subview keeps the leading dimension as its stride). The view spans
-// rows x ld elements; nothing past (rows - 1) * ld + cols is ever read or written.
-template <class T, class MemorySpace>
-auto right_view(T* data, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
-  Kokkos::View<T**, Kokkos::LayoutRight, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> full(
-      data, static_cast<std::size_t>(rows), static_cast<std::size_t>(std::max(ld, cols)));
-  return Kokkos::subview(full, Kokkos::ALL(), std::make_pair(std::size_t{0}, static_cast<std::size_t>(cols)));
-}
-// The same operand as a LayoutStride view (row stride ld, column stride 1).
+// Row-major operands as LayoutRight views (right_view, gemmlab/kokkos.hpp) or, as here, as
+// LayoutStride views (row stride ld, column stride 1).
 template <class T, class MemorySpace>
 auto strided_view(T* data, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
   return Kokkos::View<T**, Kokkos::LayoutStride, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(

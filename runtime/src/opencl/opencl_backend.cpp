@@ -6,7 +6,6 @@
 #include "gemmlab/opencl.hpp"
 
 #include <clblast_c.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstring>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "gemmlab/measure.hpp"
+#include "shared_library.hpp"
 
 namespace gemmlab::opencl {
 
@@ -46,27 +46,23 @@ namespace {
 
 // --- Platforms, devices, contexts --------------------------------------------------------------
 
-std::string device_string(cl_device_id d, cl_device_info what) {
+// A string property of an OpenCL object (clGetDeviceInfo, clGetPlatformInfo); "" when unknown.
+template <class Object, class Info>
+std::string info_string(cl_int (*get)(Object, Info, std::size_t, void*, std::size_t*), Object object, Info what) {
   std::size_t size = 0;
-  if (clGetDeviceInfo(d, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
+  if (get(object, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
   std::string s(size, '\0');
-  clGetDeviceInfo(d, what, size, s.data(), nullptr);
+  get(object, what, size, s.data(), nullptr);
   s.resize(std::strlen(s.c_str()));
   return s;
 }
+std::string device_string(cl_device_id d, cl_device_info what) { return info_string(&clGetDeviceInfo, d, what); }
+std::string platform_string(cl_platform_id p, cl_platform_info what) { return info_string(&clGetPlatformInfo, p, what); }
 template <class T>
 T device_value(cl_device_id d, cl_device_info what) {
   T value{};
   clGetDeviceInfo(d, what, sizeof value, &value, nullptr);
   return value;
-}
-std::string platform_string(cl_platform_id p, cl_platform_info what) {
-  std::size_t size = 0;
-  if (clGetPlatformInfo(p, what, 0, nullptr, &size) != CL_SUCCESS || size == 0) return "";
-  std::string s(size, '\0');
-  clGetPlatformInfo(p, what, size, s.data(), nullptr);
-  s.resize(std::strlen(s.c_str()));
-  return s;
 }
 
 struct Found {
@@ -201,25 +197,15 @@ class Runtime {
 
 // --- Devices -------------------------------------------------------------------------------------
 
-class ClBuffer final : public DeviceBuffer {
- public:
-  ClBuffer(cl_context context, std::size_t bytes) : bytes_(bytes) {
-    cl_int status = CL_SUCCESS;
-    memory_ = clCreateBuffer(context, CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 1), nullptr, &status);
-    if (status == CL_MEM_OBJECT_ALLOCATION_FAILURE || status == CL_OUT_OF_HOST_MEMORY || status == CL_INVALID_BUFFER_SIZE)
-      throw std::bad_alloc();
-    check(status, "clCreateBuffer");
-  }
-  ~ClBuffer() override { clReleaseMemObject(memory_); }
-  ClBuffer(const ClBuffer&) = delete;
-  ClBuffer& operator=(const ClBuffer&) = delete;
-  void* data() override { return memory_; }
-  std::size_t bytes() const override { return bytes_; }
-
- private:
-  std::size_t bytes_;
-  cl_mem memory_ = nullptr;
-};
+// A cl_mem as a device buffer: its data() is the cl_mem handle (kernels take it as an argument).
+std::unique_ptr<DeviceBuffer> allocate_cl_buffer(cl_context context, std::size_t bytes) {
+  cl_int status = CL_SUCCESS;
+  cl_mem memory = clCreateBuffer(context, CL_MEM_READ_WRITE, std::max<std::size_t>(bytes, 1), nullptr, &status);
+  if (status == CL_MEM_OBJECT_ALLOCATION_FAILURE || status == CL_OUT_OF_HOST_MEMORY || status == CL_INVALID_BUFFER_SIZE)
+    throw std::bad_alloc();
+  check(status, "clCreateBuffer");
+  return std::make_unique<OwnedDeviceBuffer>(memory, bytes, [](void* m) { clReleaseMemObject(static_cast<cl_mem>(m)); });
+}
 
 // The ceilings, as OpenCL kernels: 16 independent FMA chains per work-item, and a triad.
 constexpr const char* ceilings_source = R"(
@@ -245,7 +231,7 @@ class ClDevice final : public Device {
   ~ClDevice() override { release_events(); }
   const DeviceInfo& info() const override { return info_; }
   std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
-    return std::make_unique<ClBuffer>(handles_.context, bytes);
+    return allocate_cl_buffer(handles_.context, bytes);
   }
   void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
     if (bytes > 0)
@@ -347,15 +333,13 @@ void ClDevice::measure_ceilings() {
 
 class ClBlast final : public Reference {
  public:
-  explicit ClBlast(ClDevice& device) : device_(device) {
-    for (const char* file : {GEMMLAB_CLBLAST_LIBRARY, "libclblast.so.1", "libclblast.so"})
-      if ((library_ = dlopen(file, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
-    if (library_ == nullptr) throw std::runtime_error("CLBlast not found (libclblast.so.1): install libclblast1");
-    sgemm_ = reinterpret_cast<decltype(sgemm_)>(dlsym(library_, "CLBlastSgemm"));
-    dgemm_ = reinterpret_cast<decltype(dgemm_)>(dlsym(library_, "CLBlastDgemm"));
-    if (sgemm_ == nullptr || dgemm_ == nullptr) throw std::runtime_error("CLBlast lacks CLBlastSgemm/CLBlastDgemm");
+  explicit ClBlast(ClDevice& device)
+      : device_(device),
+        library_({GEMMLAB_CLBLAST_LIBRARY, "libclblast.so.1", "libclblast.so"}, "CLBlast",
+                 "CLBlast not found (libclblast.so.1): install libclblast1") {
+    library_.load(sgemm_, "CLBlastSgemm");
+    library_.load(dgemm_, "CLBlastDgemm");
   }
-  ~ClBlast() override { dlclose(library_); }
   ClBlast(const ClBlast&) = delete;
   ClBlast& operator=(const ClBlast&) = delete;
   std::string name() const override { return "clblast"; }
@@ -381,7 +365,7 @@ class ClBlast final : public Reference {
 
  private:
   ClDevice& device_;
-  void* library_ = nullptr;
+  SharedLibrary library_;
   decltype(&CLBlastSgemm) sgemm_ = nullptr;
   decltype(&CLBlastDgemm) dgemm_ = nullptr;
 };

@@ -25,6 +25,8 @@ DeviceInfo describe(const ArraySpec& a, int index) {
   d.clock_ghz = a.clock_ghz;
   d.fma_units_per_core = static_cast<int>(a.rows * a.cols);
   d.peak_gflops_fp32 = a.peak_gflops();
+  d.native_precision = a.precision;
+  d.host_memory = true;  // the simulator keeps the operands in host memory
   return d;
 }
 

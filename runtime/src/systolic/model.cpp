@@ -19,9 +19,11 @@ std::string_view to_string(Dataflow d) {
 }
 
 Dataflow parse_dataflow(std::string_view text) {
-  for (auto d : {Dataflow::ws, Dataflow::os, Dataflow::is})
-    if (text == to_string(d)) return d;
-  throw SimulationError("unknown dataflow '" + std::string(text) + "'; allowed: ws, os, is");
+  try {
+    return parse_name(text, {Dataflow::ws, Dataflow::os, Dataflow::is}, "dataflow");
+  } catch (const std::invalid_argument& e) {
+    throw SimulationError(e.what());
+  }
 }
 
 double ArraySpec::peak_gflops() const {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "gemmlab/result.hpp"
 #include "gemmlab/space.hpp"
-#include "gemmlab/strategy.hpp"
 
 namespace gemmlab {
 
@@ -40,17 +40,8 @@ struct CacheKey {
   bool operator==(const CacheKey&) const = default;
 };
 
-struct CachedResult {
-  Config config;
-  Status status = Status::failed;   // ok, invalid, failed, aborted
-  double time_s = 0;                // median (ok) or the single run (aborted); 0 otherwise
-  double gflops = 0;
-  double max_rel_error = 0;
-  std::string reason;               // invalid / failed / aborted
-  std::string reference_name;       // the reference measured in the run that produced it
-  double reference_gflops = 0;
-  std::string recorded_at;          // UTC ISO-8601 ("2024-05-01T12:34:56Z"), set by store() when empty
-};
+// Now as the cache records it: UTC ISO-8601 to the second ("2024-05-01T12:34:56Z").
+std::string utc_timestamp();
 
 // One open cache file. Not for concurrent use by several threads: give each thread (and each
 // process — never use one across fork()) its own ResultsCache on the same path.
@@ -77,12 +68,23 @@ class ResultsCache {
   const std::string& path() const;
 
   // All results stored under `key`, in the order they were stored (a replaced result counts as
-  // stored when it was replaced).
-  std::vector<CachedResult> load(const CacheKey& key) const;
-  std::optional<CachedResult> find(const CacheKey& key, const Config& config) const;
+  // stored when it was replaced). Each is marked from_cache; watts and ratio_to_reference are not
+  // kept.
+  std::vector<ConfigResult> load(const CacheKey& key) const;
+  std::optional<ConfigResult> find(const CacheKey& key, const Config& config) const;
+  // Every result of `key`'s device, backend, kernel, kernel hash and precision, whatever the shape
+  // and layout it was measured on (key.m, n, k and layout are not used), with the key it is filed
+  // under, in the order they were stored: for a shape that was not tuned itself, the tuned shapes
+  // near it.
+  struct Filed {
+    CacheKey key;
+    ConfigResult result;
+  };
+  std::vector<Filed> load_all_shapes(const CacheKey& key) const;
   // One transaction per result, replacing any result under the same key and configuration: once
-  // store() returns, the result survives a kill -9 of the process.
-  void store(const CacheKey& key, const CachedResult& result);
+  // store() returns, the result survives a kill -9 of the process. recorded_at is set to now when
+  // empty.
+  void store(const CacheKey& key, const ConfigResult& result);
 
   // The distinct keys in the file with their result counts (for export / listing), ordered by
   // backend, kernel, m, n, k, precision, device, kernel_hash, layout.

@@ -57,6 +57,8 @@ class SearchDomain {
 // aborted: valid, but its first timed run was so slow that it was not measured further.
 enum class Status { ok, invalid, failed, aborted };
 std::string_view to_string(Status s);
+// "ok", "invalid", "failed", "aborted"; throws std::invalid_argument naming them for anything else.
+Status parse_status(std::string_view text);
 
 struct Observation {
   std::size_t candidate = 0;

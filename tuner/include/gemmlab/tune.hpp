@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gemmlab/evaluate.hpp"
+#include "gemmlab/result.hpp"
 #include "gemmlab/results_cache.hpp"
 #include "gemmlab/strategy.hpp"
 
@@ -43,16 +44,6 @@ struct TuneOptions {
   std::vector<Config> start_with = {};
 };
 
-// What evaluating one configuration gave.
-struct RunOutcome {
-  Status status = Status::failed;
-  double time_s = 0;  // median (ok) or the single timed run (aborted)
-  double gflops = 0;
-  double max_rel_error = 0;
-  std::string reason;  // invalid / failed / aborted
-  std::optional<double> watts = {};  // median power draw while timed, where the device reports it
-};
-
 // Evaluates configurations of one kernel on one problem, and times the reference once.
 class ConfigurationRunner {
  public:
@@ -63,7 +54,8 @@ class ConfigurationRunner {
   virtual double reference_gflops() = 0;
   // A configuration whose first timed run is longer than abort_above_s (> 0) is aborted; one
   // that has not answered after timeout_s (> 0, where the runner can enforce it) is failed.
-  virtual RunOutcome run(const Config& config, double abort_above_s, double timeout_s) = 0;
+  // The result carries the configuration, its status, time, GFLOP/s, error, reason and power.
+  virtual ConfigResult run(const Config& config, double abort_above_s, double timeout_s) = 0;
   // The reference's GFLOP/s timed in alternation with `config` (measure_interleaved), for the
   // final ratios: measured alone at the start, the reference can come out slow (its thread pool
   // still cold, the machine busy), and every ratio would be flattered. 0 when there is none or
@@ -80,7 +72,7 @@ class InProcessRunner final : public ConfigurationRunner {
                   Reference* reference, std::uint64_t seed, const MeasureOptions& measure);
   std::string reference_name() const override;
   double reference_gflops() override;
-  RunOutcome run(const Config& config, double abort_above_s, double timeout_s) override;
+  ConfigResult run(const Config& config, double abort_above_s, double timeout_s) override;
   double reference_gflops_beside(const Config& config, double timeout_s) override;
 
  private:
@@ -90,20 +82,6 @@ class InProcessRunner final : public ConfigurationRunner {
   std::uint64_t seed_;
   Evaluator evaluator_;
   std::optional<double> reference_gflops_;
-};
-
-// A kernel's RunOutcome from an Evaluation (shared by the in-process runner and the worker).
-RunOutcome outcome_of(const Evaluation& evaluation);
-
-struct TuneEntry {
-  Config config;
-  Status status = Status::failed;
-  double gflops = 0;
-  double ratio_to_reference = 0;
-  double max_rel_error = 0;
-  std::string reason;  // invalid / failed
-  bool from_cache = false;  // reused from the results cache, not measured in this run
-  std::optional<double> watts = {};  // power draw while timed (GPUs with NVML), not kept in the cache
 };
 
 // Where tune() keeps its results: each configuration is looked up under `key` before it is
@@ -118,8 +96,8 @@ struct TuneCache {
 CacheKey cache_key(const DeviceInfo& device, const Kernel& kernel, const Problem& problem);
 
 struct TuneResult {
-  std::vector<TuneEntry> history;  // in evaluation order
-  std::optional<TuneEntry> best;
+  std::vector<ConfigResult> history;  // in evaluation order
+  std::optional<ConfigResult> best;
   std::string reference_name;
   // Timed beside the best configuration at the end (alone at the start until then, and when
   // nothing succeeded); every ratio_to_reference is to it.
@@ -132,7 +110,7 @@ struct TuneResult {
   double seconds = 0;  // wall time of the search
   double evaluations_per_second() const { return seconds > 0 ? static_cast<double>(history.size()) / seconds : 0; }
   // The best `n` successful entries, fastest first.
-  std::vector<TuneEntry> top(std::size_t n) const;
+  std::vector<ConfigResult> top(std::size_t n) const;
 };
 
 // Called after every evaluation with the result so far.

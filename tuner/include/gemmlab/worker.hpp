@@ -6,7 +6,7 @@
 // pipes, one JSON document per line:
 //   {"setup": {...WorkerSetup...}}                -> {"ready": true} | {"error": "why"}
 //   {"reference": true}                           -> {"gflops": x}
-//   {"evaluate": {config}, "abort_above_s": x}    -> {"status", "time_s", "gflops", "max_rel_error", "reason"}
+//   {"evaluate": {config}, "abort_above_s": x}    -> a ConfigResult (its JSON form, result.hpp)
 //   {"reference_beside": {config}}                -> {"gflops": x}  (timed in alternation with config)
 // The worker answers on its standard output; anything a kernel prints there is diverted to its
 // standard error, of which the tuning process keeps the last lines for the failure reasons. When
@@ -37,7 +37,7 @@ struct WorkerSetup {
   Problem problem;
   std::uint64_t seed = 1;
   std::string reference;  // reference library ("": none)
-  int reference_threads = 0;  // 0: the library's default
+  int reference_threads = 0;  // 0: the device's cores
   MeasureOptions measure;
   bool flush_cache = false;  // Device::set_cache_flush before the timed runs (GPUs: L2)
   // Address-space limit of the worker (setrlimit RLIMIT_AS), so that memory exhaustion is an
@@ -48,6 +48,11 @@ struct WorkerSetup {
 
 // Whether WorkerSetup::memory_limit_bytes is applied in this build (not under AddressSanitizer).
 bool worker_memory_limit_supported();
+
+// The memory limit a worker evaluating on `device` gets unless told otherwise: the machine's
+// physical memory where the device's memory is host memory (DeviceInfo::host_memory), none (0)
+// elsewhere — GPU runtimes reserve address space far beyond physical memory.
+std::uint64_t default_worker_memory_limit(const DeviceInfo& device);
 
 // The worker's side: reads requests from `in_fd` and answers on `out_fd` until the tuning process
 // closes the pipe (returns 0) or the setup fails (returns 1). Kernels and backends come from
@@ -68,7 +73,7 @@ class WorkerRunner final : public ConfigurationRunner {
 
   std::string reference_name() const override { return setup_.reference; }
   double reference_gflops() override;
-  RunOutcome run(const Config& config, double abort_above_s, double timeout_s) override;
+  ConfigResult run(const Config& config, double abort_above_s, double timeout_s) override;
   double reference_gflops_beside(const Config& config, double timeout_s) override;
   std::size_t restarts() const override { return restarts_; }
 

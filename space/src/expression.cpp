@@ -12,38 +12,58 @@
 //   unary      := { "!" | "-" } primary
 //   primary    := integer | name | "(" expression ")"
 //   integer    := [0-9]+                    decimal, fits in int64, no leading zero
-//   name       := [A-Za-z_][A-Za-z0-9_]*    a parameter
+//   name       := [A-Za-z_][A-Za-z0-9_]*    a defined name or a parameter
 //
 // Spaces, tabs and newlines separate tokens. The levels "or" .. "product" share one function,
 // parse_binary(level), driven by the operator table kBinaryOps.
+//
+// The tree is built for evaluating many configurations: a defined name becomes a copy of its
+// definition's tree, so evaluation never looks a definition up; a parameter becomes its index in
+// names(), so evaluate(span) reads values by position; an operator whose operands are all
+// literals becomes the literal it computes (constant folding), so "MR*KC*elem <= L1d / 2" is
+// evaluated as "MR*KC*4 <= 24576".
 //
 // Evaluation follows C on int64: division truncates towards zero, comparisons and logical
 // operators give 0 or 1, && and || do not evaluate their right side when the left decides.
 // Where C has undefined behaviour (overflow, division by zero) evaluation throws ConfigError.
 //
-// Nesting is bounded (parentheses and tree depth) so that the recursive parser, evaluator and
-// destructor cannot exhaust the stack on hostile input.
+// Nesting is bounded (parentheses and tree depth, counted as written, before folding and with
+// each definition at its own depth) so that the recursive parser, evaluator and destructor
+// cannot exhaust the stack on hostile input.
 #include "gemmlab/expression.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 namespace gemmlab {
+
+namespace {
+// Where a node copied from a definition came from, for evaluation errors ("at column 4 of
+// threads = BM/TM").
+struct Origin {
+  std::string name, text;
+};
+}  // namespace
 
 struct Expression::Node {
   enum class Kind { Literal, Name, Unary, Binary };
   enum class Op { Or, And, Eq, Ne, Lt, Le, Gt, Ge, Add, Sub, Mul, Div, Mod, Neg, Not };
 
   Kind kind = Kind::Literal;
-  Op op = Op::Add;                      // Unary, Binary
-  ParamValue value = 0;                 // Literal
-  std::string name;                     // Name
-  std::size_t column = 0;               // 1-based column of the literal, name or operator
-  int depth = 1;                        // height of this subtree
+  Op op = Op::Add;                       // Unary, Binary
+  ParamValue value = 0;                  // Literal
+  std::size_t slot = 0;                  // Name: the parameter's index in names()
+  std::size_t column = 0;                // 1-based column of the literal, name or operator
+  std::shared_ptr<const Origin> origin;  // the definition whose text `column` is in; null: the expression's
+  int depth = 1;                         // height of this subtree as written (before folding)
   std::unique_ptr<const Node> lhs, rhs;  // Unary: lhs only
+
+  // The tree of an expression (a nested class may read its enclosing class's private members).
+  static const Node& root(const Expression& e) { return *e.root_; }
 };
 
 namespace {
@@ -73,6 +93,40 @@ std::string_view symbol(Op op) {
   for (const auto& b : kBinaryOps)
     if (b.op == op) return b.symbol;
   return "?";
+}
+
+// a op b (a op, for the unary operators) on int64 as in C, with C's undefined cases reported
+// instead of computed. && and || here take both operands already evaluated.
+enum class Fault { none, division_by_zero, overflow };
+Fault apply(Op op, ParamValue a, ParamValue b, ParamValue& r) {
+  switch (op) {
+    case Op::Or: r = a != 0 || b != 0; return Fault::none;
+    case Op::And: r = a != 0 && b != 0; return Fault::none;
+    case Op::Eq: r = a == b; return Fault::none;
+    case Op::Ne: r = a != b; return Fault::none;
+    case Op::Lt: r = a < b; return Fault::none;
+    case Op::Le: r = a <= b; return Fault::none;
+    case Op::Gt: r = a > b; return Fault::none;
+    case Op::Ge: r = a >= b; return Fault::none;
+    case Op::Add: return __builtin_add_overflow(a, b, &r) ? Fault::overflow : Fault::none;
+    case Op::Sub: return __builtin_sub_overflow(a, b, &r) ? Fault::overflow : Fault::none;
+    case Op::Mul: return __builtin_mul_overflow(a, b, &r) ? Fault::overflow : Fault::none;
+    case Op::Div:
+    case Op::Mod:
+      if (b == 0) return Fault::division_by_zero;
+      if (b == -1) {  // INT64_MIN / -1 overflows; x % -1 is 0 (but undefined in C for INT64_MIN)
+        if (op == Op::Mod) {
+          r = 0;
+          return Fault::none;
+        }
+        return __builtin_sub_overflow(ParamValue{0}, a, &r) ? Fault::overflow : Fault::none;
+      }
+      r = op == Op::Div ? a / b : a % b;
+      return Fault::none;
+    case Op::Neg: return __builtin_sub_overflow(ParamValue{0}, a, &r) ? Fault::overflow : Fault::none;
+    case Op::Not: r = a == 0; return Fault::none;
+  }
+  throw std::logic_error("Expression: corrupt syntax tree");
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
@@ -131,7 +185,10 @@ struct Token {
 
 class Parser {
  public:
-  Parser(std::string_view text, std::vector<std::string>& names) : text_(text), names_(names) {
+  // Names found are added to `names` (parameters) and `defined_names` (names in `definitions`).
+  Parser(std::string_view text, const Definitions& definitions, std::vector<std::string>& names,
+         std::vector<std::string>& defined_names)
+      : text_(text), definitions_(definitions), names_(names), defined_names_(defined_names) {
     advance();
   }
 
@@ -214,17 +271,54 @@ class Parser {
     return nullptr;
   }
 
+  // An operator node, or the literal it computes when its operands are literals (and computing
+  // it raises no fault, which evaluation is left to report). A literal keeps the depth the
+  // operator had, so the nesting limit applies to the text as written.
   std::unique_ptr<const Node> make(Node::Kind kind, Op op, std::size_t column, std::unique_ptr<const Node> lhs,
                                    std::unique_ptr<const Node> rhs = nullptr) const {
+    const int depth = 1 + std::max(lhs->depth, rhs ? rhs->depth : 0);
+    if (depth > kMaxDepth)
+      fail("expression nested too deeply", column, cat("more than ", std::to_string(kMaxDepth), " levels"));
     auto node = std::make_unique<Node>();
+    node->column = column;
+    node->depth = depth;
+    ParamValue folded = 0;
+    if (lhs->kind == Node::Kind::Literal && (!rhs || rhs->kind == Node::Kind::Literal) &&
+        apply(op, lhs->value, rhs ? rhs->value : 0, folded) == Fault::none) {
+      node->kind = Node::Kind::Literal;
+      node->value = folded;
+      return node;
+    }
     node->kind = kind;
     node->op = op;
-    node->column = column;
-    node->depth = 1 + std::max(lhs->depth, rhs ? rhs->depth : 0);
-    if (node->depth > kMaxDepth)
-      fail("expression nested too deeply", column, cat("more than ", std::to_string(kMaxDepth), " levels"));
     node->lhs = std::move(lhs);
     node->rhs = std::move(rhs);
+    return node;
+  }
+
+  // The index of parameter `name` in names_, adding it if new.
+  std::size_t slot(std::string_view name) {
+    const auto it = std::find(names_.begin(), names_.end(), name);
+    if (it != names_.end()) return static_cast<std::size_t>(it - names_.begin());
+    names_.emplace_back(name);
+    return names_.size() - 1;
+  }
+
+  // A copy of a definition's tree, its parameters renumbered as slots of this expression and its
+  // own nodes marked as coming from the definition (nodes it copied from earlier definitions keep
+  // theirs).
+  std::unique_ptr<const Node> copy(const Node& n, const Expression& definition,
+                                   const std::shared_ptr<const Origin>& origin) {
+    auto node = std::make_unique<Node>();
+    node->kind = n.kind;
+    node->op = n.op;
+    node->value = n.value;
+    node->column = n.column;
+    node->origin = n.origin ? n.origin : origin;
+    node->depth = n.depth;
+    if (n.kind == Node::Kind::Name) node->slot = slot(definition.names()[n.slot]);
+    if (n.lhs) node->lhs = copy(*n.lhs, definition, origin);
+    if (n.rhs) node->rhs = copy(*n.rhs, definition, origin);
     return node;
   }
 
@@ -262,12 +356,21 @@ class Parser {
         node->value = tok_.value;
         advance();
         return node;
-      case Tok::Name:
-        node->kind = Node::Kind::Name;
-        node->name = std::string(tok_.text);
-        if (std::find(names_.begin(), names_.end(), node->name) == names_.end()) names_.push_back(node->name);
+      case Tok::Name: {
+        const std::string_view name = tok_.text;
         advance();
+        if (const auto it = definitions_.find(name); it != definitions_.end()) {
+          if (std::find(defined_names_.begin(), defined_names_.end(), name) == defined_names_.end())
+            defined_names_.emplace_back(name);
+          const Expression& definition = it->second;
+          for (const auto& parameter : definition.names()) slot(parameter);  // in the definition's order
+          const auto origin = std::make_shared<const Origin>(Origin{it->first, definition.text()});
+          return copy(Node::root(definition), definition, origin);
+        }
+        node->kind = Node::Kind::Name;
+        node->slot = slot(name);
         return node;
+      }
       case Tok::LParen: {
         const std::size_t open = tok_.column;
         if (++parentheses_ > kMaxParentheses)
@@ -286,7 +389,9 @@ class Parser {
   }
 
   std::string_view text_;
+  const Definitions& definitions_;
   std::vector<std::string>& names_;
+  std::vector<std::string>& defined_names_;
   std::size_t pos_ = 0;
   Token tok_;
   int parentheses_ = 0;
@@ -294,92 +399,107 @@ class Parser {
 
 // --- evaluation ---
 
+// Parameter values by position (evaluate(span)): no lookup, no failure.
+struct ValuesByPosition {
+  std::span<const ParamValue> values;
+  const std::vector<std::string>& names;
+
+  ParamValue operator()(const Node& n) const { return values[n.slot]; }
+  Config used() const {
+    Config out;
+    for (std::size_t i = 0; i < names.size(); ++i) out[names[i]] = values[i];
+    return out;
+  }
+};
+
+// Parameter values looked up by name (evaluate(Config)): a name the configuration lacks is found
+// only when evaluation reaches it, so "0 && UNBOUND" is 0.
+struct ValuesByName {
+  const Config& config;
+  const std::vector<std::string>& names;
+
+  const ParamValue* find(const Node& n) const {
+    const auto it = config.find(names[n.slot]);
+    return it == config.end() ? nullptr : &it->second;
+  }
+  Config used() const {
+    Config out;
+    for (const auto& name : names)
+      if (const auto it = config.find(name); it != config.end()) out.insert(*it);
+    return out;
+  }
+  // What the configuration has instead, for the message about a name it lacks.
+  std::string known() const {
+    if (config.empty()) return "the configuration is empty";
+    std::string out = "the configuration has";
+    for (const auto& entry : config) out.append(" ").append(entry.first);
+    return out;
+  }
+};
+
+template <class Values>
 class Evaluator {
  public:
-  Evaluator(const Expression& expression, const Config& config) : expression_(expression), config_(config) {}
+  Evaluator(const std::string& text, Values values) : text_(text), values_(values) {}
 
   ParamValue operator()(const Node& n) const {
     switch (n.kind) {
       case Node::Kind::Literal: return n.value;
-      case Node::Kind::Name: {
-        const auto it = config_.find(n.name);
-        if (it == config_.end())
-          fail(cat("unknown parameter ", quote(n.name), " at column ", std::to_string(n.column), " (",
-                   known_names(), ")"));
-        return it->second;
-      }
-      case Node::Kind::Unary: {
-        const ParamValue v = (*this)(*n.lhs);
-        if (n.op == Op::Not) return v == 0;
-        ParamValue r = 0;
-        if (__builtin_sub_overflow(ParamValue{0}, v, &r)) overflow(n, cat("-(", std::to_string(v), ")"));
-        return r;
-      }
-      case Node::Kind::Binary: return binary(n);
+      case Node::Kind::Name: return name(n);
+      case Node::Kind::Unary: return compute(n, (*this)(*n.lhs), 0);
+      case Node::Kind::Binary:
+        // && and || decide on the left operand where they can, as in C.
+        if (n.op == Op::And) return (*this)(*n.lhs) != 0 && (*this)(*n.rhs) != 0;
+        if (n.op == Op::Or) return (*this)(*n.lhs) != 0 || (*this)(*n.rhs) != 0;
+        return compute(n, (*this)(*n.lhs), (*this)(*n.rhs));
     }
     throw std::logic_error("Expression: corrupt syntax tree");
   }
 
  private:
-  ParamValue binary(const Node& n) const {
-    if (n.op == Op::And) return (*this)(*n.lhs) != 0 && (*this)(*n.rhs) != 0;
-    if (n.op == Op::Or) return (*this)(*n.lhs) != 0 || (*this)(*n.rhs) != 0;
-    const ParamValue a = (*this)(*n.lhs);
-    const ParamValue b = (*this)(*n.rhs);
-    ParamValue r = 0;
-    bool overflowed = false;
-    switch (n.op) {
-      case Op::Add: overflowed = __builtin_add_overflow(a, b, &r); break;
-      case Op::Sub: overflowed = __builtin_sub_overflow(a, b, &r); break;
-      case Op::Mul: overflowed = __builtin_mul_overflow(a, b, &r); break;
-      case Op::Div:
-      case Op::Mod:
-        if (b == 0)
-          fail(cat(n.op == Op::Div ? "division" : "modulo", " by zero at column ", std::to_string(n.column),
-                   values()));
-        if (b == -1) {  // INT64_MIN / -1 overflows; x % -1 is 0 (but undefined in C for INT64_MIN)
-          if (n.op == Op::Mod) return 0;
-          overflowed = __builtin_sub_overflow(ParamValue{0}, a, &r);
-        } else {
-          r = n.op == Op::Div ? a / b : a % b;
-        }
-        break;
-      case Op::Eq: return a == b;
-      case Op::Ne: return a != b;
-      case Op::Lt: return a < b;
-      case Op::Le: return a <= b;
-      case Op::Gt: return a > b;
-      case Op::Ge: return a >= b;
-      default: throw std::logic_error("Expression: corrupt syntax tree");
+  ParamValue name(const Node& n) const {
+    if constexpr (std::is_same_v<Values, ValuesByName>) {
+      const ParamValue* value = values_.find(n);
+      if (value == nullptr)
+        fail(cat("unknown parameter ", quote(values_.names[n.slot]), " ", where(n), " (", values_.known(), ")"));
+      return *value;
+    } else {
+      return values_(n);
     }
-    if (overflowed)
-      overflow(n, cat(std::to_string(a), " ", symbol(n.op), " ", std::to_string(b)));
-    return r;
+  }
+
+  ParamValue compute(const Node& n, ParamValue a, ParamValue b) const {
+    ParamValue r = 0;
+    switch (apply(n.op, a, b, r)) {
+      case Fault::none: return r;
+      case Fault::division_by_zero:
+        fail(cat(n.op == Op::Div ? "division" : "modulo", " by zero ", where(n), used()));
+      case Fault::overflow:
+        fail(cat("integer overflow in ",
+                 n.kind == Node::Kind::Unary ? cat("-(", std::to_string(a), ")")
+                                             : cat(std::to_string(a), " ", symbol(n.op), " ", std::to_string(b)),
+                 " ", where(n), used()));
+    }
+    throw std::logic_error("Expression: corrupt syntax tree");
   }
 
   [[noreturn]] void fail(const std::string& what) const {
-    throw ConfigError(cat("expression ", quote(expression_.text()), ": ", what));
-  }
-  [[noreturn]] void overflow(const Node& n, const std::string& operation) const {
-    fail(cat("integer overflow in ", operation, " at column ", std::to_string(n.column), values()));
+    throw ConfigError(cat("expression ", quote(text_), ": ", what));
   }
 
+  // "at column 4", and " of threads = BM/TM" when the node came from a definition.
+  static std::string where(const Node& n) {
+    return cat("at column ", std::to_string(n.column),
+               n.origin ? cat(" of ", n.origin->name, " = ", n.origin->text) : std::string());
+  }
   // " (MR=8 NV=0)": the values of the expression's parameters, for error messages.
-  std::string values() const {
-    Config used;
-    for (const auto& name : expression_.names())
-      if (const auto it = config_.find(name); it != config_.end()) used.insert(*it);
-    return used.empty() ? "" : cat(" (", to_string(used), ")");
-  }
-  std::string known_names() const {
-    if (config_.empty()) return "the configuration is empty";
-    std::string out = "the configuration has";
-    for (const auto& entry : config_) out.append(" ").append(entry.first);
-    return out;
+  std::string used() const {
+    const Config config = values_.used();
+    return config.empty() ? "" : cat(" (", to_string(config), ")");
   }
 
-  const Expression& expression_;
-  const Config& config_;
+  const std::string& text_;
+  Values values_;
 };
 
 }  // namespace
@@ -388,13 +508,39 @@ ExpressionError::ExpressionError(std::string_view problem, std::string_view text
                                  std::string_view note)
     : ConfigError(error_message(problem, text, column, note)), column_(column) {}
 
-Expression Expression::parse(std::string_view text) {
+Expression Expression::parse(std::string_view text) { return parse(text, Definitions{}); }
+
+Expression Expression::parse(std::string_view text, const Definitions& definitions) {
   Expression e;
   e.text_ = std::string(text);
-  e.root_ = Parser(text, e.names_).parse();
+  e.root_ = Parser(text, definitions, e.names_, e.defined_names_).parse();
   return e;
 }
 
-ParamValue Expression::evaluate(const Config& config) const { return Evaluator(*this, config)(*root_); }
+Expression Expression::constant(ParamValue value) {
+  Expression e;
+  e.text_ = std::to_string(value);
+  auto node = std::make_shared<Node>();
+  node->value = value;
+  node->column = 1;
+  e.root_ = std::move(node);
+  return e;
+}
+
+std::optional<ParamValue> Expression::constant_value() const {
+  if (root_->kind == Node::Kind::Literal) return root_->value;
+  return std::nullopt;
+}
+
+ParamValue Expression::evaluate(const Config& config) const {
+  return Evaluator<ValuesByName>(text_, ValuesByName{config, names_})(*root_);
+}
+
+ParamValue Expression::evaluate(std::span<const ParamValue> values) const {
+  if (values.size() < names_.size())
+    throw std::invalid_argument(cat("expression ", quote(text_), ": ", std::to_string(values.size()),
+                                    " values for ", std::to_string(names_.size()), " parameters"));
+  return Evaluator<ValuesByPosition>(text_, ValuesByPosition{values, names_})(*root_);
+}
 
 }  // namespace gemmlab

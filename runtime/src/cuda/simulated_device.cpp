@@ -1,0 +1,109 @@
+// The CUDA devices of the PTX simulator (gemmlab/cuda.hpp, SimulatedDevice): host memory, the
+// limits of a real chip from the datasheet catalogue, no time, the counts of the last launch.
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "gemmlab/cuda.hpp"
+
+namespace gemmlab::cuda {
+namespace {
+
+struct SimulatedTarget {
+  std::string arch;  // what NVRTC compiles for
+  int compute_capability;
+};
+
+const std::vector<SimulatedTarget>& targets() {
+  // Hopper first: without a GPU, device 0 is the newest architecture, which runs every kernel.
+  static const std::vector<SimulatedTarget> list = {{"sm_90a", 90}, {"sm_80", 80}};
+  return list;
+}
+
+DeviceInfo describe(const SimulatedTarget& t, int index) {
+  const GpuPart& part = gpu_part(t.arch);
+  DeviceInfo d;
+  d.backend = "cuda";
+  d.index = index;
+  d.name = "sim-" + t.arch;
+  d.vendor = "NVIDIA " + part.name + " limits, simulated by the PTX simulator";
+  d.cores = part.limits.multiprocessors;
+  d.simd_width_bits = 32 * 32;
+  d.features = {"sm_" + std::to_string(t.compute_capability), "simulated"};
+  d.clock_ghz = part.clock_ghz;
+  d.caches = {{.level = 2, .type = "Unified", .size_bytes = part.limits.l2_bytes, .shared_by_cores = d.cores}};
+  d.peak_gflops_fp32 = d.cores * part.fp32_flops_per_cu_per_clock * part.clock_ghz;
+  d.peak_gflops_fp64 = d.cores * part.fp64_flops_per_cu_per_clock * part.clock_ghz;
+  d.gpu = part.limits;
+  d.gpu->compute_capability = t.compute_capability;
+  d.host_memory = true;
+  return d;
+}
+
+class Simulated final : public SimulatedDevice {
+ public:
+  explicit Simulated(DeviceInfo info) : info_(std::move(info)), arch_(info_.name.substr(4)) {}
+
+  const DeviceInfo& info() const override { return info_; }
+  const std::string& arch() const override { return arch_; }
+  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return allocate_host_buffer(bytes); }
+  void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
+    if (bytes > 0) std::memcpy(dst.data(), src, bytes);
+  }
+  void download(void* dst, DeviceBuffer& src, std::size_t bytes) override {
+    if (bytes > 0) std::memcpy(dst, src.data(), bytes);
+  }
+  void synchronize() override {}
+  double time_once(const std::function<void()>&) override {
+    throw std::invalid_argument(info_.name +
+                                " is a functional simulation: it counts what a kernel does but has no time; "
+                                "verify and run report its counts, timing needs a GPU");
+  }
+  void measure_ceilings() override {}
+  void record(const ptx::sim::Metrics& counts) override { last_ = counts; }
+  LaunchCounts last_launch_counts() const override {
+    if (!last_) return {};
+    const ptx::sim::Metrics& m = *last_;
+    auto d = [](std::int64_t v) { return static_cast<double>(v); };
+    return {{"warp_instructions", d(m.warp_instructions())},
+            {"thread_instructions", d(m.thread_instructions)},
+            {"fp32_instructions", d(m.fp32)},
+            {"fp64_instructions", d(m.fp64)},
+            {"integer_instructions", d(m.integer)},
+            {"memory_instructions", d(m.memory)},
+            {"control_instructions", d(m.control)},
+            {"sync_instructions", d(m.sync)},
+            {"tensor_instructions", d(m.tensor)},
+            {"fma_flops", d(m.fma_flops)},
+            {"tensor_flops", d(m.tensor_flops)},
+            {"global_load_requests", d(m.global_load_requests)},
+            {"global_load_sectors", d(m.global_load_sectors)},
+            {"global_store_requests", d(m.global_store_requests)},
+            {"global_store_sectors", d(m.global_store_sectors)},
+            {"global_bytes_requested", d(m.global_bytes_requested)},
+            {"global_unique_bytes", d(m.global_unique_bytes)},
+            {"shared_requests", d(m.shared_requests)},
+            {"shared_wavefronts", d(m.shared_wavefronts)},
+            {"shared_bytes", d(m.shared_bytes)},
+            {"barriers", d(m.barriers)},
+            {"cp_async_bytes", d(m.cp_async_bytes)},
+            {"tma_bytes", d(m.tma_bytes)}};
+  }
+
+ private:
+  DeviceInfo info_;
+  std::string arch_;
+  std::optional<ptx::sim::Metrics> last_;
+};
+
+}  // namespace
+
+std::vector<DeviceInfo> simulated_devices(int first) {
+  std::vector<DeviceInfo> list;
+  for (const SimulatedTarget& t : targets()) list.push_back(describe(t, first + static_cast<int>(list.size())));
+  return list;
+}
+
+std::unique_ptr<SimulatedDevice> open_simulated(const DeviceInfo& info) { return std::make_unique<Simulated>(info); }
+
+}  // namespace gemmlab::cuda
