@@ -14,6 +14,7 @@
 #include "gemmlab/cuda.hpp"
 #include "gemmlab/launch_counts.hpp"
 #include "gemmlab/ptx.hpp"
+#include "gemmlab/ptx_sim.hpp"
 #include "gemmlab/setup.hpp"
 #include "gemmlab/verify.hpp"
 #include "gpu_test_support.hpp"
@@ -193,6 +194,21 @@ TEST(CudaBackend, RunsEveryKernelWhereAGpuIsPresent) {
   testing::expect_every_supported_kernel_verifies("cuda", *device, setup.truth.get(), options);
 }
 
+// The verification plan on the simulator: the default plan's shapes, but the tall-skinny ones
+// 293 long instead of 1000 (a kernel computes whole tiles, so a 1000 x 1 C costs a simulator as
+// much as 1000 x BN: most of the plan's time at 1000), every alpha/beta pair, and each case also
+// with padded leading dimensions. On sim-sm_80, which runs the same sources compiled for sm_80
+// after sim-sm_90a has run the whole plan, the plan without 256^3 and padding (CI's time).
+VerifyOptions simulator_plan(const DeviceInfo& device) {
+  const bool whole = device.name == "sim-sm_90a";
+  VerifyOptions options;
+  options.shapes.clear();
+  for (const char* shape : {"1x1x1", "7x13x5", "127x129x131", "293x1x307", "1x293x307", "513x257x1", "256x256x256"})
+    if (whole || std::string(shape) != "256x256x256") options.shapes.push_back(parse_shape(shape));
+  options.padded_leading_dimensions = whole;
+  return options;
+}
+
 // Every kernel and precision through the verification plan (its shapes, alpha/beta pairs, padded
 // leading dimensions, the extremes of its space) on each simulated device that can run it.
 class EveryCudaKernelSimulated : public ::testing::TestWithParam<std::string> {};
@@ -206,7 +222,7 @@ TEST_P(EveryCudaKernelSimulated, PassesTheVerificationPlanOnTheSimulatedDevices)
     if (!functional_simulation(info) || !kernel.supported(info).ok) continue;
     ++simulated;
     const auto device = backend.open(info.index);
-    const auto cases = verify_kernel(*device, kernel, truth.get(), {});
+    const auto cases = verify_kernel(*device, kernel, truth.get(), simulator_plan(info));
     EXPECT_FALSE(cases.empty()) << info.name;
     for (const VerifyCase& c : cases)
       EXPECT_EQ(c.status, "passed") << info.name << " " << c.kernel << " " << to_string(c.problem.precision) << " "
@@ -215,28 +231,8 @@ TEST_P(EveryCudaKernelSimulated, PassesTheVerificationPlanOnTheSimulatedDevices)
   EXPECT_GT(simulated, 0) << "no simulated device runs " << GetParam();
 }
 
-// The kernels whose verification plans are confirmed on the simulator so far (the README's status
-// table says which); 11 and 12 are refused by name (below).
-std::vector<std::string> simulated_kernel_names() { return {"01_naive", "02_coalesced", "03_smem_tiled"}; }
-
-INSTANTIATE_TEST_SUITE_P(Cuda, EveryCudaKernelSimulated, ::testing::ValuesIn(simulated_kernel_names()),
+INSTANTIATE_TEST_SUITE_P(Cuda, EveryCudaKernelSimulated, ::testing::ValuesIn(cuda_kernel_names()),
                          [](const auto& param_info) { return "k" + param_info.param; });
-
-// 11 and 12 (TMA, mbarrier, wgmma) are not executed by the simulator yet: preparing them fails
-// naming the first form it lacks, never silently.
-TEST(CudaSimulatedDevices, HopperKernelsFailClearlyUntilTheirFormsAreSimulated) {
-  Backend& backend = registry().backend("cuda");
-  const auto devices = backend.devices();
-  const auto hopper = std::find_if(devices.begin(), devices.end(), [](const DeviceInfo& d) { return d.name == "sim-sm_90a"; });
-  ASSERT_NE(hopper, devices.end());
-  const auto device = backend.open(hopper->index);
-  for (const char* name : {"11_wgmma_tma", "12_warp_specialized"}) {
-    const Kernel& kernel = registry().kernel("cuda", name);
-    const Problem p = Problem::packed(64, 64, 64, Precision::fp16);
-    EXPECT_THROW_CONTAINING(kernel.prepare(*device, p, kernel.default_config(device->info(), Precision::fp16)),
-                            std::runtime_error, {"the PTX simulator does not support"});
-  }
-}
 
 TEST(CudaSimulatedDevices, AreListedWithTheirChipsLimitsAndLabelledSimulated) {
   std::vector<std::string> names;
@@ -279,6 +275,67 @@ TEST(CudaSimulatedDevices, RunReportsCountsAndNoTimeAndTuneRefuses) {
   const testing::CliResult tune = testing::run_cli("tune --backend cuda --kernel 01_naive --m 64 --n 64 --k 64");
   EXPECT_EQ(tune.status, 2) << tune;
   EXPECT_TRUE(contains(tune.err, "simulated")) << tune;
+}
+
+// ---- The simulator's sanitizer on deliberately faulty CUDA kernels (NVRTC, sm_80) -------------
+
+// Compiles `body` as `extern "C" __global__ void k(const float* in, float* out)` and runs one CTA
+// of `threads` threads on the PTX simulator, with `threads` floats of input and output. Returns
+// the simulator's error, "" when the launch passes.
+std::string simulate_faulty(const std::string& body, unsigned threads) {
+  const cuda::CompiledModule module =
+      cuda::compile({.source_name = "faulty.cu",
+                     .source = "extern \"C\" __global__ void k(const float* in, float* out) {\n" + body + "\n}\n",
+                     .headers = {}, .options = {}, .arch = "sm_80"});
+  std::vector<float> in(threads, 1.0f), out(threads, 0.0f);
+  const void* in_data = in.data();
+  void* out_data = out.data();
+  ptx::sim::Launch l;
+  l.block = {threads, 1, 1};
+  l.args = {&in_data, &out_data};
+  const auto begin = [](const void* data) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data)); };
+  l.regions = {{.begin = begin(in_data), .end = begin(in_data) + threads * 4, .name = "in"},
+               {.begin = begin(out_data), .end = begin(out_data) + threads * 4, .name = "out"}};
+  l.label = "faulty kernel";
+  try {
+    ptx::sim::launch(*ptx::sim::Program::load(module.ptx, "k"), l);
+  } catch (const ptx::sim::LaunchError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CudaSanitizer, AnOutOfBoundsStoreIsReportedAtTheStore) {
+  const std::string error = simulate_faulty("out[threadIdx.x + 1] = in[threadIdx.x];", 64);
+  for (const char* part : {"st.global.f32", "outside every buffer", "thread (63,0,0)"})
+    EXPECT_TRUE(contains(error, part)) << part << ": " << error;
+}
+
+TEST(CudaSanitizer, AMissingSyncthreadsIsReportedAtTheRead) {
+  const std::string exchange = "__shared__ float s[64];\ns[threadIdx.x] = in[threadIdx.x] + threadIdx.x;\n";
+  const std::string read = "out[threadIdx.x] = s[63 - threadIdx.x];";
+  const std::string error = simulate_faulty(exchange + read, 64);
+  for (const char* part : {"ld.shared.f32", "wrote since the last barrier", "thread (32,0,0)"})
+    EXPECT_TRUE(contains(error, part)) << part << ": " << error;
+  EXPECT_EQ(simulate_faulty(exchange + "__syncthreads();\n" + read, 64), "");
+}
+
+TEST(CudaSanitizer, AMissingCpAsyncWaitIsReportedAtTheRead) {
+  const std::string copy =
+      "__shared__ float s[64];\n"
+      "const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(s + threadIdx.x));\n"
+      "asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4;\" :: \"r\"(dst), \"l\"(in + threadIdx.x));\n"
+      "asm volatile(\"cp.async.commit_group;\");\n";
+  const std::string read = "__syncthreads();\nout[threadIdx.x] = s[63 - threadIdx.x];";
+  const std::string error = simulate_faulty(copy + read, 64);
+  for (const char* part : {"ld.shared.f32", "in flight"}) EXPECT_TRUE(contains(error, part)) << part << ": " << error;
+  EXPECT_EQ(simulate_faulty(copy + "asm volatile(\"cp.async.wait_group 0;\");\n" + read, 64), "");
+}
+
+TEST(CudaSanitizer, ADivergentSyncthreadsIsReported) {
+  const std::string error = simulate_faulty("if (threadIdx.x % 32 < 16) __syncthreads();\nout[threadIdx.x] = 1.0f;", 64);
+  for (const char* part : {"bar.sync", "only some of the warp's lanes"})
+    EXPECT_TRUE(contains(error, part)) << part << ": " << error;
 }
 
 TEST(CliVerify, CompileOnlyChecksCudaKernelsWithoutADevice) {

@@ -38,11 +38,13 @@ ptx::sim::Metrics run(const std::string& ptx, std::vector<T>& out, unsigned thre
   return ptx::sim::launch(*program, l);
 }
 
+// The end of a kernel that stores %r9 to out[%r1] (%r1: the thread index, %rd1: out) and returns.
+const std::string store_r9 = "mul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r9;\nret;";
+
 // out[tid] = the value of %r9 after `computation` (32-bit).
 std::string per_thread_u32(const std::string& computation) {
   return kernel(".reg .b32 %r<10>;\n.reg .b64 %rd<4>;\n.reg .pred %p<4>;\n.reg .f32 %f<4>;",
-                "ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\n" + computation +
-                    "\nmul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r9;\nret;");
+                "ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\n" + computation + "\n" + store_r9);
 }
 
 TEST(PtxSimInstructions, IntegerArithmeticFollowsTheIsa) {
@@ -67,6 +69,11 @@ TEST(PtxSimInstructions, IntegerArithmeticFollowsTheIsa) {
       {"mov.f32 %f1, 0f40600000;\ncvt.rni.s32.f32 %r9, %f1;", 4u},   // 3.5 to nearest even
       {"mov.f32 %f1, 0f4F800000;\ncvt.rzi.s32.f32 %r9, %f1;", 0x7fffffffu},  // 2^32 saturates
       {"mov.f32 %f1, 0fFFC00000;\ncvt.rzi.s32.f32 %r9, %f1;", 0u},   // NaN converts to 0
+      {"mov.u32 %r2, 0xABCD1234;\nbfe.u32 %r9, %r2, 8, 12;", 0xD12u},  // bits 8..19
+      {"mov.u32 %r2, 0x00F00000;\nbfe.s32 %r9, %r2, 20, 4;", 0xffffffffu},  // field 0xF, sign-extended
+      {"mov.u32 %r2, 0x12345678;\nbfe.u32 %r9, %r2, 28, 8;", 0x1u},  // past bit 31: zeros
+      {"mov.u32 %r2, 0xF;\nmov.u32 %r3, 0xFFFF0000;\nbfi.b32 %r9, %r2, %r3, 4, 8;", 0xFFFF00F0u},
+      {"mov.u32 %r2, 0xF;\nmov.u32 %r3, 0x12345678;\nbfi.b32 %r9, %r2, %r3, 4, 0;", 0x12345678u},  // len 0
   };
   for (const Case& c : cases) {
     std::vector<std::uint32_t> out(32, 0xdeadbeef);
@@ -102,8 +109,8 @@ TEST(PtxSimControl, DivergentLanesReconvergeWhereTheirPathsJoin) {
   const std::string ptx = kernel(".reg .b32 %r<10>;\n.reg .b64 %rd<4>;\n.reg .pred %p<2>;",
                                  "ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nand.b32 %r2, %r1, 1;\n"
                                  "setp.eq.u32 %p1, %r2, 0;\n@%p1 bra EVEN;\nmul.lo.s32 %r9, %r1, 3;\nbra JOIN;\n"
-                                 "EVEN:\nmul.lo.s32 %r9, %r1, 2;\nJOIN:\nbar.warp.sync -1;\n"
-                                 "mul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r9;\nret;");
+                                 "EVEN:\nmul.lo.s32 %r9, %r1, 2;\nJOIN:\nbar.warp.sync -1;\n" +
+                                     store_r9);
   std::vector<std::uint32_t> out(32, 0);
   run(ptx, out, 32);
   for (std::uint32_t t = 0; t < 32; ++t) EXPECT_EQ(out[t], t % 2 == 0 ? 2 * t : 3 * t) << t;
@@ -114,8 +121,8 @@ TEST(PtxSimControl, LanesLeaveALoopAfterTheirOwnTripCount) {
   const std::string ptx = kernel(".reg .b32 %r<10>;\n.reg .b64 %rd<4>;\n.reg .pred %p<2>;",
                                  "ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmov.u32 %r9, 0;\nmov.u32 %r3, 0;\n"
                                  "LOOP:\nsetp.ge.u32 %p1, %r3, %r1;\n@%p1 bra DONE;\nadd.s32 %r9, %r9, %r3;\n"
-                                 "add.s32 %r3, %r3, 1;\nbra LOOP;\nDONE:\n"
-                                 "mul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r9;\nret;");
+                                 "add.s32 %r3, %r3, 1;\nbra LOOP;\nDONE:\n" +
+                                     store_r9);
   std::vector<std::uint32_t> out(64, 0);
   run(ptx, out, 64);
   for (std::uint32_t t = 0; t < 64; ++t) EXPECT_EQ(out[t], t * (t - 1) / 2) << t;
@@ -128,8 +135,8 @@ TEST(PtxSimBarriers, BarSyncCountsOnlyThreadsThatHaveNotExited) {
                                  "ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nsetp.ge.u32 %p1, %r1, 64;\n@%p1 ret;\n"
                                  "mov.u32 %r2, s;\nshl.b32 %r3, %r1, 2;\nadd.s32 %r4, %r2, %r3;\nadd.s32 %r5, %r1, 100;\n"
                                  "st.shared.u32 [%r4], %r5;\nbar.sync 0;\nxor.b32 %r6, %r1, 63;\nshl.b32 %r7, %r6, 2;\n"
-                                 "add.s32 %r8, %r2, %r7;\nld.shared.u32 %r9, [%r8];\n"
-                                 "mul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r9;\nret;");
+                                 "add.s32 %r8, %r2, %r7;\nld.shared.u32 %r9, [%r8];\n" +
+                                     store_r9);
   std::vector<std::uint32_t> out(128, 0);
   const auto counts = run(ptx, out, 128);
   for (std::uint32_t t = 0; t < 64; ++t) EXPECT_EQ(out[t], (t ^ 63u) + 100) << t;
@@ -137,22 +144,23 @@ TEST(PtxSimBarriers, BarSyncCountsOnlyThreadsThatHaveNotExited) {
   EXPECT_EQ(counts.barriers, 2);  // one per warp that reached it
 }
 
-// cp.async's data lands in shared memory at the wait that covers its group, not before.
+// cp.async's data lands in shared memory at the wait that covers its group, not before: the
+// first group is there after wait_group 1, the second (two bytes copied, two zero-filled) only
+// after wait_group 0.
 TEST(PtxSimAsyncCopies, DataArrivesAtTheWaitThatCoversItsGroup) {
-  const std::string ptx = kernel(
-      ".reg .b32 %r<10>;\n.reg .b64 %rd<4>;\n.shared .align 16 .b8 s[64];",
-      "ld.param.u64 %rd1, [out];\nmov.u32 %r1, s;\ncp.async.cg.shared.global [%r1], [%rd1], 16;\n"
-      "cp.async.commit_group;\ncp.async.ca.shared.global [%r1+16], [%rd1+4], 4, 2;\ncp.async.commit_group;\n"
-      "ld.shared.u32 %r2, [%r1];\ncp.async.wait_group 1;\nld.shared.u32 %r3, [%r1];\nld.shared.u32 %r4, [%r1+16];\n"
-      "cp.async.wait_group 0;\nld.shared.u32 %r5, [%r1+16];\n"
-      "st.global.u32 [%rd1+16], %r2;\nst.global.u32 [%rd1+20], %r3;\nst.global.u32 [%rd1+24], %r4;\n"
-      "st.global.u32 [%rd1+28], %r5;\nret;");
+  const std::string copies = "ld.param.u64 %rd1, [out];\nmov.u32 %r1, s;\ncp.async.cg.shared.global [%r1], [%rd1], 16;\n"
+                             "cp.async.commit_group;\ncp.async.ca.shared.global [%r1+16], [%rd1+4], 4, 2;\n"
+                             "cp.async.commit_group;\ncp.async.wait_group 1;\nld.shared.u32 %r3, [%r1];\n";
+  const std::string declarations = ".reg .b32 %r<10>;\n.reg .b64 %rd<4>;\n.shared .align 16 .b8 s[64];";
+  const std::string ptx = kernel(declarations, copies + "cp.async.wait_group 0;\nld.shared.u32 %r5, [%r1+16];\n"
+                                                       "st.global.u32 [%rd1+20], %r3;\nst.global.u32 [%rd1+28], %r5;\nret;");
   std::vector<std::uint32_t> out = {0x11111111, 0x22224444, 3, 4, 0, 0, 0, 0};
   run(ptx, out, 1);
-  EXPECT_EQ(out[4], 0u);           // before any wait: nothing arrived
-  EXPECT_EQ(out[5], 0x11111111u);  // wait_group 1 completed the first group
-  EXPECT_EQ(out[6], 0u);           // ... but not the second
-  EXPECT_EQ(out[7], 0x4444u);      // two bytes copied, two zero-filled
+  EXPECT_EQ(out[5], 0x11111111u);
+  EXPECT_EQ(out[7], 0x4444u);
+  // Reading the second group's bytes before the wait that covers them is a sanitizer finding.
+  std::vector<std::uint32_t> again = {0x11111111, 0x22224444, 3, 4, 0, 0, 0, 0};
+  EXPECT_THROW(run(kernel(declarations, copies + "ld.shared.u32 %r4, [%r1+16];\nret;"), again, 1), LaunchError);
 }
 
 void expect_launch_error(const std::string& ptx, unsigned threads, std::vector<std::string> parts,

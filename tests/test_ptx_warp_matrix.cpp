@@ -271,27 +271,35 @@ TEST(Ldmatrix, AddressingLanesPerNum) {
   EXPECT_EQ(ldmatrix_row_bytes, 16);  // 8 elements of 16 bits: "a group of four threads loads 16 bytes"
 }
 
-TEST(Ldmatrix, EachLaneReceivesTwoElementsOfRowLaneOverFour) {
-  // "Each thread loads fragments of a row, thread 0 receiving the first fragment; a group of four
-  // threads loads an entire row": lane l gets row l/4, columns 2*(l%4) and +1, of matrix m in
-  // register m.
-  std::uint16_t rows[4][8][8];
-  fill_tagged_rows(rows);
+// Runs ldmatrix_distribute for .x1, .x2 and .x4 on tagged rows: register m of each lane must hold
+// the elements `expected(lane, half)` (row, col) of matrix m, registers from num on untouched.
+template <class Expected>
+void expect_distribution(const std::uint16_t (&rows)[4][8][8], bool trans, Expected expected) {
   for (int num : {1, 2, 4}) {
     std::uint32_t out[32][4];
     for (auto& lane : out)
       for (auto& reg : lane) reg = 0xDEADBEEFu;
-    ldmatrix_distribute(num, false, rows, out);
+    ldmatrix_distribute(num, trans, rows, out);
     for (int lane = 0; lane < 32; ++lane)
       for (int m = 0; m < 4; ++m) {
         if (m >= num) {
           EXPECT_EQ(out[lane][m], 0xDEADBEEFu) << "x" << num << " must leave register " << m;
           continue;
         }
-        EXPECT_EQ(low_half(out[lane][m]), tag(m, lane / 4, 2 * (lane % 4))) << "x" << num << " lane " << lane;
-        EXPECT_EQ(high_half(out[lane][m]), tag(m, lane / 4, 2 * (lane % 4) + 1)) << "x" << num << " lane " << lane;
+        const Coord lo = expected(lane, 0), hi = expected(lane, 1);
+        EXPECT_EQ(low_half(out[lane][m]), tag(m, lo.row, lo.col)) << "x" << num << " lane " << lane;
+        EXPECT_EQ(high_half(out[lane][m]), tag(m, hi.row, hi.col)) << "x" << num << " lane " << lane;
       }
   }
+}
+
+TEST(Ldmatrix, EachLaneReceivesTwoElementsOfRowLaneOverFour) {
+  // "Each thread loads fragments of a row, thread 0 receiving the first fragment; a group of four
+  // threads loads an entire row": lane l gets row l/4, columns 2*(l%4) and +1, of matrix m in
+  // register m.
+  std::uint16_t rows[4][8][8];
+  fill_tagged_rows(rows);
+  expect_distribution(rows, false, [](int lane, int half) { return Coord{lane / 4, 2 * (lane % 4) + half}; });
   // Spot checks: lane 0 gets (row 0, cols 0-1), lane 7 (row 1, cols 6-7), lane 31 (row 7, cols 6-7).
   std::uint32_t out[32][4];
   ldmatrix_distribute(4, false, rows, out);
@@ -305,21 +313,7 @@ TEST(Ldmatrix, TransDeliversTheTranspose) {
   // i.e. stored elements (2*(l%4), l/4) and (2*(l%4)+1, l/4).
   std::uint16_t rows[4][8][8];
   fill_tagged_rows(rows);
-  for (int num : {1, 2, 4}) {
-    std::uint32_t out[32][4];
-    for (auto& lane : out)
-      for (auto& reg : lane) reg = 0xDEADBEEFu;
-    ldmatrix_distribute(num, true, rows, out);
-    for (int lane = 0; lane < 32; ++lane)
-      for (int m = 0; m < 4; ++m) {
-        if (m >= num) {
-          EXPECT_EQ(out[lane][m], 0xDEADBEEFu);
-          continue;
-        }
-        EXPECT_EQ(low_half(out[lane][m]), tag(m, 2 * (lane % 4), lane / 4)) << "x" << num << " lane " << lane;
-        EXPECT_EQ(high_half(out[lane][m]), tag(m, 2 * (lane % 4) + 1, lane / 4)) << "x" << num << " lane " << lane;
-      }
-  }
+  expect_distribution(rows, true, [](int lane, int half) { return Coord{2 * (lane % 4) + half, lane / 4}; });
   EXPECT_EQ(ldmatrix_element(true, 1, 0), (Coord{2, 0}));
   EXPECT_EQ(ldmatrix_element(true, 4, 1), (Coord{1, 1}));
   EXPECT_EQ(ldmatrix_element(false, 4, 1), (Coord{1, 1}));

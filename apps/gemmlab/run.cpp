@@ -49,15 +49,10 @@ void add_run_command(CLI::App& app, Outcome& outcome) {
   cmd->callback([o, &outcome] {
     const Kernel& kernel = registry().kernel(o->problem.backend, o->problem.kernel);
     const std::optional<ResultsCache> results = open_lookup_cache(o->cache);  // a bad file fails first
-    Backend& backend = registry().backend(o->problem.backend);
-    // A functional simulation has no time: the kernel is run, validated and counted, untimed.
-    const auto listed = backend.devices();
-    const bool untimed = o->setup.device >= 0 && o->setup.device < static_cast<int>(listed.size()) &&
-                         functional_simulation(listed[static_cast<std::size_t>(o->setup.device)]);
-    SetupOptions setup_options = o->setup;
-    if (untimed) setup_options.timed_reference = false;
-    EvaluationSetup setup = open_evaluation(backend, setup_options);
+    EvaluationSetup setup = open_evaluation(registry().backend(o->problem.backend), o->setup);
     const DeviceInfo& info = setup.info();
+    // A functional simulation has no time: the kernel is run, validated and counted, untimed.
+    const bool untimed = functional_simulation(info);
     const Problem p = checked_problem(o->problem, kernel, info);
 
     const int threads = setup.threads;

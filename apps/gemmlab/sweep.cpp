@@ -118,6 +118,7 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
     setup_options.measure_ceilings = !o->no_ceilings;
     EvaluationSetup setup = open_evaluation(backend, setup_options);
     const DeviceInfo& info = setup.info();
+    require_time(info, "sweep");
     const int threads = setup.threads;
     const std::string& reference_name = setup.reference_name;
     const Precision precision = o->precision.empty() ? info.native_precision : parse_precision(o->precision);

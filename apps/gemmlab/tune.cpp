@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "cli.hpp"
-#include "gemmlab/launch_counts.hpp"
 #include "gemmlab/json.hpp"
 #include "gemmlab/setup.hpp"
 #include "gemmlab/tune.hpp"
@@ -91,16 +90,11 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     if (o->early_abort < 0) throw UsageError("--early-abort must be 0 (off) or a factor > 0");
     if (o->timeout_factor <= 0 || o->timeout_floor <= 0) throw UsageError("--timeout-factor and --timeout-floor must be > 0");
     check_cache_options(o->cache);
-    // Tuning needs a time; a functional simulation has none.
-    if (const auto listed = backend.devices(); o->setup.device >= 0 && o->setup.device < static_cast<int>(listed.size()) &&
-                                                functional_simulation(listed[static_cast<std::size_t>(o->setup.device)]))
-      throw UsageError(listed[static_cast<std::size_t>(o->setup.device)].name +
-                       " is simulated (functional): it has no time to tune by; tuning the " + o->problem.backend +
-                       " kernels needs a GPU (verify and run work on the simulator)");
     // Opened in this process also when a worker evaluates: an unknown reference fails here, with
     // the list, and the device says how much memory the worker may have.
     EvaluationSetup setup = open_evaluation(backend, o->setup);
     const DeviceInfo& info = setup.info();
+    require_time(info, "tune");
     const Problem p = checked_problem(o->problem, kernel, info);
 
     TuneOptions options;

@@ -6,6 +6,7 @@
 
 #include "cli.hpp"
 #include "gemmlab/json.hpp"
+#include "gemmlab/launch_counts.hpp"
 #include "gemmlab/setup.hpp"
 #include "gemmlab/verify.hpp"
 
@@ -103,8 +104,18 @@ void add_verify_command(CLI::App& app, Outcome& outcome) {
         continue;
       }
       const EvaluationSetup setup = open_evaluation(backend, {.timed_reference = false});
+      const bool simulated = functional_simulation(setup.info());
+      if (!o->json && simulated)
+        fmt::print("{}/{} on {}: simulated (functional, by the PTX simulator)\n", kernel->backend(), kernel->name(),
+                   setup.info().name);
       for (const VerifyCase& c : verify_kernel(*setup.device, *kernel, setup.truth.get(), options)) {
-        nlohmann::json j = {{"backend", c.backend}, {"kernel", c.kernel}, {"status", c.status}};
+        nlohmann::json j = {{"backend", c.backend}, {"kernel", c.kernel}, {"device", setup.info().name},
+                            {"simulated", simulated}, {"status", c.status}};
+        if (!c.counts.empty()) {
+          nlohmann::json counts = nlohmann::json::object();
+          for (const auto& [name, value] : c.counts) counts[name] = value;
+          j["simulated_counts"] = counts;
+        }
         if (c.status != "unsupported") {
           j["shape"] = c.problem.shape();
           j["precision"] = to_string(c.problem.precision);

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,15 +50,16 @@ EncodeTiled encode_tiled() {
   return function;
 }
 
-// A 2-D tensor map over a row-major rows x cols matrix with leading dimension ld (elements).
-CUtensorMap tensor_map(const void* data, Precision p, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                       unsigned box_rows, unsigned box_cols, bool swizzle_128b) {
+// A 2-D tensor map over a row-major rows x cols matrix with leading dimension ld (elements),
+// encoded by `encode`: the driver's cuTensorMapEncodeTiled, or the simulated device's.
+CUtensorMap tensor_map(EncodeTiled encode, const void* data, Precision p, std::int64_t rows, std::int64_t cols,
+                       std::int64_t ld, unsigned box_rows, unsigned box_cols, bool swizzle_128b) {
   CUtensorMap map{};
   const cuuint64_t sizes[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};  // innermost first
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * element_bytes(p)};
   const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult result = encode_tiled()(
+  const CUresult result = encode(
       &map, p == Precision::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2,
       const_cast<void*>(data), sizes, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
       swizzle_128b ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
@@ -95,18 +97,38 @@ class Staging {
 struct TmaOperand {
   std::int64_t rows = 0, cols = 0, ld = 0;  // as the kernel sees it
   std::int64_t source_ld = 0;
-  Staging staged;  // empty when the operand is used in place
+  bool staged = false;  // copied into a buffer of `ld` before each run
+
+  std::size_t staged_bytes(Precision p) const { return static_cast<std::size_t>(rows * ld) * element_bytes(p); }
 };
 
 TmaOperand tma_operand(std::int64_t rows, std::int64_t cols, std::int64_t ld, Precision p) {
   const auto elem = static_cast<std::int64_t>(element_bytes(p));
   const std::int64_t per_16_bytes = 16 / elem;
   TmaOperand o{.rows = std::max<std::int64_t>(rows, 1), .cols = std::max<std::int64_t>(cols, 1), .ld = ld,
-               .source_ld = ld, .staged = {}};
+               .source_ld = ld, .staged = false};
   if (rows > 0 && cols > 0 && (ld * elem) % 16 == 0) return o;
   o.ld = (o.cols + per_16_bytes - 1) / per_16_bytes * per_16_bytes;
-  o.staged = Staging(static_cast<std::size_t>(o.rows * o.ld * elem));
+  o.staged = true;
   return o;
+}
+
+// The launch arguments of a TMA kernel: the contract's, pointing at the operands as TMA reads them
+// (`a_data`, `b_data`: in place or staged), then the two tensor maps over them, encoded into
+// `maps` by `encode` (the driver's function, or the simulated device's).
+std::vector<void*> tma_arguments(GemmArguments& g, CUtensorMap (&maps)[2], const TensorMapBoxes& boxes, Precision p,
+                                 const TmaOperand& a, const void* a_data, const TmaOperand& b, const void* b_data,
+                                 EncodeTiled encode) {
+  g.a = a_data;
+  g.b = b_data;
+  g.lda = static_cast<int>(a.ld);
+  g.ldb = static_cast<int>(b.ld);
+  maps[0] = tensor_map(encode, g.a, p, a.rows, a.cols, a.ld, boxes.a_rows, boxes.a_cols, boxes.swizzle_128b);
+  maps[1] = tensor_map(encode, g.b, p, b.rows, b.cols, b.ld, boxes.b_rows, boxes.b_cols, boxes.swizzle_128b);
+  std::vector<void*> args = g.pointers();
+  args.push_back(&maps[0]);
+  args.push_back(&maps[1]);
+  return args;
 }
 
 class CudaExecutable final : public Executable {
@@ -117,6 +139,8 @@ class CudaExecutable final : public Executable {
     if (spec_.tensor_maps) {
       a_ = tma_operand(p.m, p.k, p.lda, p.precision);
       b_ = tma_operand(p.k, p.n, p.ldb, p.precision);
+      if (a_.staged) a_staging_ = Staging(a_.staged_bytes(p.precision));
+      if (b_.staged) b_staging_ = Staging(b_.staged_bytes(p.precision));
     }
     check(cudaLibraryLoadData(&library_, module.image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
           "cudaLibraryLoadData");
@@ -135,21 +159,12 @@ class CudaExecutable final : public Executable {
   void run(const Operands& o) override {
     const Problem& p = problem_;
     GemmArguments g(p, o);
-    CUtensorMap a_map{}, b_map{};
-    if (spec_.tensor_maps) {
-      g.a = stage(a_, g.a, p.m, p.k);
-      g.b = stage(b_, g.b, p.k, p.n);
-      g.lda = static_cast<int>(a_.ld);
-      g.ldb = static_cast<int>(b_.ld);
-      const TensorMapBoxes boxes = spec_.tensor_maps(config_);
-      a_map = tensor_map(g.a, p.precision, a_.rows, a_.cols, a_.ld, boxes.a_rows, boxes.a_cols, boxes.swizzle_128b);
-      b_map = tensor_map(g.b, p.precision, b_.rows, b_.cols, b_.ld, boxes.b_rows, boxes.b_cols, boxes.swizzle_128b);
-    }
-    std::vector<void*> args = g.pointers();
-    if (spec_.tensor_maps) {
-      args.push_back(&a_map);
-      args.push_back(&b_map);
-    }
+    CUtensorMap maps[2]{};
+    std::vector<void*> args =
+        spec_.tensor_maps ? tma_arguments(g, maps, spec_.tensor_maps(config_), p.precision, a_,
+                                          stage(a_, a_staging_, g.a, p.m, p.k), b_, stage(b_, b_staging_, g.b, p.k, p.n),
+                                          encode_tiled())
+                          : g.pointers();
     const dim3 grid(launch_.grid.x, launch_.grid.y, launch_.grid.z), block(launch_.block.x, launch_.block.y, launch_.block.z);
     check(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block, args.data(), launch_.shared_bytes, nullptr),
           "launching " + spec_.name);
@@ -158,16 +173,17 @@ class CudaExecutable final : public Executable {
 
  private:
   // The operand as the kernel reads it: in place, or copied into its staging buffer.
-  const void* stage(const TmaOperand& o, const void* source, std::int64_t rows, std::int64_t cols) const {
-    if (o.staged.data() == nullptr) return source;
+  const void* stage(const TmaOperand& o, const Staging& staging, const void* source, std::int64_t rows,
+                    std::int64_t cols) const {
+    if (!o.staged) return source;
     if (rows > 0 && cols > 0) {
       const std::size_t elem = element_bytes(problem_.precision);
-      check(cudaMemcpy2DAsync(o.staged.data(), static_cast<std::size_t>(o.ld) * elem, source,
+      check(cudaMemcpy2DAsync(staging.data(), static_cast<std::size_t>(o.ld) * elem, source,
                               static_cast<std::size_t>(o.source_ld) * elem, static_cast<std::size_t>(cols) * elem,
                               static_cast<std::size_t>(rows), cudaMemcpyDeviceToDevice, nullptr),
             "cudaMemcpy2DAsync (staging for TMA)");
     }
-    return o.staged.data();
+    return staging.data();
   }
 
   const CudaKernelSpec& spec_;
@@ -175,6 +191,7 @@ class CudaExecutable final : public Executable {
   Problem problem_;
   Launch launch_;
   TmaOperand a_, b_;
+  Staging a_staging_, b_staging_;
   cudaLibrary_t library_ = nullptr;
   cudaKernel_t kernel_ = nullptr;
 };
@@ -190,12 +207,6 @@ std::shared_ptr<const ptx::sim::Program> simulated_program(const CompiledModule&
   return program;
 }
 
-// The bytes of a row-major rows x cols operand with leading dimension ld (0 when it is empty).
-std::uint64_t operand_bytes(std::int64_t rows, std::int64_t cols, std::int64_t ld, std::size_t element) {
-  if (rows <= 0 || cols <= 0) return 0;
-  return static_cast<std::uint64_t>((rows - 1) * ld + cols) * element;
-}
-
 // A configuration on a simulated device: the module's PTX run by the PTX simulator over the
 // operands exactly (an access to the guard zone after C, or anywhere else, stops it).
 class SimulatedExecutable final : public Executable {
@@ -204,14 +215,24 @@ class SimulatedExecutable final : public Executable {
                       const Config& config, const Problem& p, const Launch& launch)
       : device_(device), spec_(spec), config_(config), problem_(p), launch_(launch),
         program_(simulated_program(module)) {
-    if (spec_.tensor_maps)
-      throw ptx::sim::LaunchError(spec_.name + ": the PTX simulator does not encode tensor maps (TMA) yet");
+    if (spec_.tensor_maps) {
+      a_ = tma_operand(p.m, p.k, p.lda, p.precision);
+      b_ = tma_operand(p.k, p.n, p.ldb, p.precision);
+      if (a_.staged) a_staging_.assign(a_.staged_bytes(p.precision), std::byte{0});
+      if (b_.staged) b_staging_.assign(b_.staged_bytes(p.precision), std::byte{0});
+    }
   }
 
   void run(const Operands& o) override {
     const Problem& p = problem_;
     GemmArguments g(p, o);
-    const std::vector<void*> pointers = g.pointers();
+    CUtensorMap maps[2]{};
+    const std::vector<void*> pointers =
+        spec_.tensor_maps
+            ? tma_arguments(g, maps, spec_.tensor_maps(config_), p.precision, a_, stage(a_, a_staging_, g.a, p.m, p.k), b_,
+                            stage(b_, b_staging_, g.b, p.k, p.n),
+                            reinterpret_cast<EncodeTiled>(simulated_driver_entry_point("cuTensorMapEncodeTiled")))
+            : g.pointers();
     ptx::sim::Launch l;
     l.grid = {launch_.grid.x, launch_.grid.y, launch_.grid.z};
     l.block = {launch_.block.x, launch_.block.y, launch_.block.z};
@@ -222,19 +243,37 @@ class SimulatedExecutable final : public Executable {
       const auto begin = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(data));
       return ptx::sim::Region{.begin = begin, .end = begin + bytes, .name = name};
     };
-    l.regions = {region(o.a, operand_bytes(p.m, p.k, p.lda, in), "A"), region(o.b, operand_bytes(p.k, p.n, p.ldb, in), "B"),
-                 region(o.c, operand_bytes(p.m, p.n, p.ldc, out), "C")};
+    l.regions = {region(o.a, p.a_elements() * in, "A"), region(o.b, p.b_elements() * in, "B"),
+                 region(o.c, p.c_elements() * out, "C")};
+    if (a_.staged) l.regions.push_back(region(a_staging_.data(), a_staging_.size(), "A (staged for TMA)"));
+    if (b_.staged) l.regions.push_back(region(b_staging_.data(), b_staging_.size(), "B (staged for TMA)"));
     l.label = spec_.name + " [" + to_string(config_) + "] on " + device_.info().name;
+    l.host_threads = device_.host_threads();
     device_.record(ptx::sim::launch(*program_, l));
   }
 
  private:
+  // The operand in host memory as the kernel reads it: in place, or copied row by row into its
+  // staging buffer (what cudaMemcpy2D does on a GPU).
+  const void* stage(const TmaOperand& t, std::vector<std::byte>& staging, const void* source, std::int64_t rows,
+                    std::int64_t cols) const {
+    if (!t.staged) return source;
+    const std::size_t elem = element_bytes(problem_.precision);
+    for (std::int64_t r = 0; r < rows && cols > 0; ++r)
+      std::memcpy(staging.data() + static_cast<std::size_t>(r * t.ld) * elem,
+                  static_cast<const std::byte*>(source) + static_cast<std::size_t>(r * t.source_ld) * elem,
+                  static_cast<std::size_t>(cols) * elem);
+    return staging.data();
+  }
+
   SimulatedDevice& device_;
   const CudaKernelSpec& spec_;
   Config config_;
   Problem problem_;
   Launch launch_;
   std::shared_ptr<const ptx::sim::Program> program_;
+  TmaOperand a_, b_;
+  std::vector<std::byte> a_staging_, b_staging_;
 };
 
 class CudaKernel final : public Kernel {
@@ -312,12 +351,15 @@ class CudaKernel final : public Kernel {
   }
   std::unique_ptr<Executable> build(Device& device, const Problem& problem, const Config& config) const override {
     const GpuLimits& gpu = *device.info().gpu;
-    const CompiledModule module =
-        compile(request(config, problem.precision, arch_name(gpu.compute_capability, spec_.arch_specific)));
+    // A simulated device is its architecture exactly (sm_90a, the compile checks' target too, so
+    // the two share compiled modules).
     if (auto* simulated = dynamic_cast<SimulatedDevice*>(&device)) {
+      const CompiledModule module = compile(request(config, problem.precision, simulated->arch()));
       return std::make_unique<SimulatedExecutable>(*simulated, module, spec_, config, problem,
                                                    launch_of(spec_, config, problem, gpu));
     }
+    const CompiledModule module =
+        compile(request(config, problem.precision, arch_name(gpu.compute_capability, spec_.arch_specific)));
     return std::make_unique<CudaExecutable>(module, spec_, config, problem, launch_of(spec_, config, problem, gpu));
   }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "gemmlab/cpu.hpp"
+#include "gemmlab/launch_counts.hpp"
 
 namespace gemmlab {
 
@@ -22,7 +23,10 @@ EvaluationSetup open_evaluation(Backend& backend, const SetupOptions& options) {
   setup.device->set_cache_flush(options.flush_cache);
   if (options.measure_ceilings) setup.device->measure_ceilings();
   setup.threads = options.threads > 0 ? options.threads : std::max(1, setup.device->info().cores);
-  if (options.timed_reference) {
+  // A functional simulation has no time, so nothing is timed beside a kernel there (a reference
+  // named explicitly is still made, and refuses clearly).
+  const bool untimed = functional_simulation(setup.device->info()) && options.reference.empty();
+  if (options.timed_reference && !untimed) {
     const auto names = backend.reference_names();
     if (options.reference.empty() && names.empty())
       throw std::invalid_argument("the " + backend.name() + " backend has no reference library");
@@ -32,6 +36,12 @@ EvaluationSetup open_evaluation(Backend& backend, const SetupOptions& options) {
   }
   setup.truth = open_fp64_truth();
   return setup;
+}
+
+void require_time(const DeviceInfo& device, const std::string& command) {
+  if (functional_simulation(device))
+    throw std::invalid_argument(device.name + " is simulated (functional): it has no time to " + command +
+                                " by; that needs a GPU (verify and run work on the simulator)");
 }
 
 void require_runs(const Kernel& kernel, const DeviceInfo& device, Precision precision) {

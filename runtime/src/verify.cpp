@@ -30,7 +30,7 @@ std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Refe
   const DeviceInfo& info = device.info();
   const Support support = kernel.supported(info);
   if (!support.ok) {  // one case says why; nothing is run
-    VerifyCase c{std::string(kernel.backend()), std::string(kernel.name()), {}, {}, "unsupported", {}};
+    VerifyCase c{std::string(kernel.backend()), std::string(kernel.name()), {}, {}, "unsupported", {}, {}};
     c.validation.reason = support.reason;
     return {c};
   }
@@ -41,7 +41,7 @@ std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Refe
     std::vector<Config> configs;
     if (!space.enumerate(1).empty()) configs = space.extremes(kernel.default_config(info, precision));
     if (configs.empty()) {  // e.g. buffers too small for any tile of this precision
-      VerifyCase c{std::string(kernel.backend()), std::string(kernel.name()), {}, {}, "unsupported", {}};
+      VerifyCase c{std::string(kernel.backend()), std::string(kernel.name()), {}, {}, "unsupported", {}, {}};
       c.problem.precision = precision;
       c.validation.reason = "no configuration of " + std::string(kernel.name()) + " is valid for " +
                             std::string(to_string(precision)) + " on " + info.name;
@@ -66,12 +66,17 @@ std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Refe
           }
           Evaluator evaluator(device, p, truth_fp64, options.seed);
           for (const Config& config : configs) {
-            VerifyCase c{std::string(kernel.backend()), std::string(kernel.name()), p, config, "", {}};
+            VerifyCase c{std::string(kernel.backend()), std::string(kernel.name()), p, config, "", {}, {}};
             try {
               c.validation = evaluator.run(kernel, config, nullptr, eval).validation;
               c.status = c.validation.valid ? "passed" : "failed";
+              c.counts = last_launch_counts(device);
             } catch (const Unsupported& e) {  // a problem the kernel cannot take (TMA alignment)
               c.status = "unsupported";
+              c.validation.reason = e.what();
+            } catch (const std::runtime_error& e) {  // the launch failed (the PTX simulator's sanitizer)
+              c.status = "failed";
+              c.validation.valid = false;
               c.validation.reason = e.what();
             }
             cases.push_back(std::move(c));

@@ -23,14 +23,22 @@ std::unique_ptr<Backend> make_backend();
 // datasheet catalogue). Its memory is host memory, a kernel runs the PTX NVRTC made for the
 // architecture on the simulator, and it has no time of its own: time_once throws. It keeps the
 // counts of its last launch.
-class SimulatedDevice : public Device, public CountingDevice {
+class SimulatedDevice : public HostMemoryDevice, public CountingDevice {
  public:
   virtual const std::string& arch() const = 0;  // "sm_90a"
   virtual void record(const ptx::sim::Metrics& counts) = 0;
+  // Host threads a launch's CTAs run on (0, the default: one per hardware thread).
+  virtual int host_threads() const = 0;
+  virtual void set_host_threads(int threads) = 0;
 };
 // The simulated devices' descriptions, in order ("sim-sm_90a", "sim-sm_80"), indices from `first`.
 std::vector<DeviceInfo> simulated_devices(int first);
 std::unique_ptr<SimulatedDevice> open_simulated(const DeviceInfo& info);
+// A driver function of the simulated device, by its driver name, as cudaGetDriverEntryPoint gives
+// one of a GPU's ("cuTensorMapEncodeTiled", with the driver's signature, encoding maps the PTX
+// simulator reads): the host code that builds tensor maps is then the same for both. Throws
+// std::invalid_argument for a name it does not have.
+void* simulated_driver_entry_point(const std::string& name);
 
 // What ptxas reports for a compiled kernel (--ptxas-options=-v).
 struct ResourceUsage {

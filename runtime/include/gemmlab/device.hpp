@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -165,6 +166,20 @@ class Device {
   virtual std::string power_source() const { return {}; }
   // Runs the FMA and bandwidth micro-benchmarks and stores them in info().measured.
   virtual void measure_ceilings() = 0;
+};
+
+// A device whose memory is this process's host memory (the CPU, the simulated devices): buffers
+// from allocate_host_buffer, copies by memcpy, nothing to wait for.
+class HostMemoryDevice : public Device {
+ public:
+  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return allocate_host_buffer(bytes); }
+  void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
+    if (bytes > 0) std::memcpy(dst.data(), src, bytes);
+  }
+  void download(void* dst, DeviceBuffer& src, std::size_t bytes) override {
+    if (bytes > 0) std::memcpy(dst, src.data(), bytes);
+  }
+  void synchronize() override {}
 };
 
 }  // namespace gemmlab

@@ -44,6 +44,10 @@ struct EvaluationSetup {
 // those it has), std::runtime_error when a library cannot be loaded.
 EvaluationSetup open_evaluation(Backend& backend, const SetupOptions& options = {});
 
+// Throws std::invalid_argument when `device` has no time of its own (a functional simulation)
+// for `command` ("tune", "sweep"), which measures time.
+void require_time(const DeviceInfo& device, const std::string& command);
+
 // Throws Unsupported when `device` cannot run `kernel` (instruction sets, architecture), and
 // std::invalid_argument naming the precisions the kernel has when it lacks `precision`.
 void require_runs(const Kernel& kernel, const DeviceInfo& device, Precision precision);

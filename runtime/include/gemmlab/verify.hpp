@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gemmlab/evaluate.hpp"
+#include "gemmlab/launch_counts.hpp"
 #include "gemmlab/registry.hpp"
 
 namespace gemmlab {
@@ -29,6 +30,7 @@ struct VerifyCase {
   Config config;
   std::string status;  // "passed", "failed", "unsupported"
   ValidationResult validation;
+  LaunchCounts counts;  // what a simulated device counted in the case's launch; empty elsewhere
 };
 
 struct VerifyOptions {

@@ -1,5 +1,4 @@
 #include <cstdlib>
-#include <cstring>
 
 #include "gemmlab/buffer.hpp"
 #include "gemmlab/cpu.hpp"
@@ -8,23 +7,13 @@
 namespace gemmlab::cpu {
 namespace {
 
-class CpuDevice final : public Device {
+class CpuDevice final : public HostMemoryDevice {
  public:
   CpuDevice() : info_(detect()) {
     const char* root = std::getenv("GEMMLAB_POWERCAP_ROOT");
     rapl_ = RaplMeter::open(root != nullptr && root[0] != '\0' ? root : "/sys/class/powercap");
   }
   const DeviceInfo& info() const override { return info_; }
-  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
-    return allocate_host_buffer(bytes);
-  }
-  void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
-    if (bytes > 0) std::memcpy(dst.data(), src, bytes);
-  }
-  void download(void* dst, DeviceBuffer& src, std::size_t bytes) override {
-    if (bytes > 0) std::memcpy(dst, src.data(), bytes);
-  }
-  void synchronize() override {}
   double time_once(const std::function<void()>& launch) override { return wall_seconds(launch); }
   void measure_ceilings() override { info_.measured = cpu::measure_ceilings(info_); }
   // RAPL package power, where the counters are readable: the average since the previous reading.

@@ -1,10 +1,14 @@
 // The CUDA devices of the PTX simulator (gemmlab/cuda.hpp, SimulatedDevice): host memory, the
 // limits of a real chip from the datasheet catalogue, no time, the counts of the last launch.
+#include <cuda.h>
+
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "gemmlab/cuda.hpp"
+#include "ptx/hopper.hpp"
 
 namespace gemmlab::cuda {
 namespace {
@@ -46,14 +50,6 @@ class Simulated final : public SimulatedDevice {
 
   const DeviceInfo& info() const override { return info_; }
   const std::string& arch() const override { return arch_; }
-  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return allocate_host_buffer(bytes); }
-  void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
-    if (bytes > 0) std::memcpy(dst.data(), src, bytes);
-  }
-  void download(void* dst, DeviceBuffer& src, std::size_t bytes) override {
-    if (bytes > 0) std::memcpy(dst, src.data(), bytes);
-  }
-  void synchronize() override {}
   double time_once(const std::function<void()>&) override {
     throw std::invalid_argument(info_.name +
                                 " is a functional simulation: it counts what a kernel does but has no time; "
@@ -61,6 +57,8 @@ class Simulated final : public SimulatedDevice {
   }
   void measure_ceilings() override {}
   void record(const ptx::sim::Metrics& counts) override { last_ = counts; }
+  int host_threads() const override { return host_threads_; }
+  void set_host_threads(int threads) override { host_threads_ = threads; }
   LaunchCounts last_launch_counts() const override {
     if (!last_) return {};
     const ptx::sim::Metrics& m = *last_;
@@ -94,9 +92,40 @@ class Simulated final : public SimulatedDevice {
   DeviceInfo info_;
   std::string arch_;
   std::optional<ptx::sim::Metrics> last_;
+  int host_threads_ = 0;
 };
 
+// cuTensorMapEncodeTiled for the simulated device: the driver's signature and error codes over
+// the simulator's encoder (the enumerations have the driver's values).
+CUresult encode_tiled(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                      const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                      const cuuint32_t* element_strides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                      CUtensorMapL2promotion l2_promotion, CUtensorMapFloatOOBfill oob_fill) {
+  namespace sim = ptx::sim;
+  static_assert(sizeof(CUtensorMap) == sizeof(sim::TensorMap));
+  if (map == nullptr || dims == nullptr || box == nullptr || element_strides == nullptr || rank == 0 ||
+      (rank > 1 && strides == nullptr))
+    return CUDA_ERROR_INVALID_VALUE;
+  try {
+    const sim::TensorMap encoded = sim::encode_tensor_map_tiled(
+        static_cast<sim::TensorMapDataType>(type), rank, reinterpret_cast<std::uintptr_t>(address), {dims, rank},
+        {strides, rank - 1}, {box, rank}, {element_strides, rank}, static_cast<sim::TensorMapInterleave>(interleave),
+        static_cast<sim::TensorMapSwizzle>(swizzle), static_cast<sim::TensorMapL2Promotion>(l2_promotion),
+        static_cast<sim::TensorMapOobFill>(oob_fill));
+    std::memcpy(map, &encoded, sizeof encoded);
+    return CUDA_SUCCESS;
+  } catch (const sim::TensorMapError&) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
 }  // namespace
+
+void* simulated_driver_entry_point(const std::string& name) {
+  if (name == "cuTensorMapEncodeTiled") return reinterpret_cast<void*>(&encode_tiled);
+  throw std::invalid_argument("the simulated CUDA device has no driver function " + name +
+                              "; it has cuTensorMapEncodeTiled");
+}
 
 std::vector<DeviceInfo> simulated_devices(int first) {
   std::vector<DeviceInfo> list;

@@ -171,7 +171,8 @@ float read_element(std::span<const std::byte> shared, std::uint32_t address, Wgm
 
 }  // namespace
 
-void wgmma_mma_async(const Wgmma& op, std::span<const std::byte> shared, std::span<float> d) {
+void wgmma_mma_async(const Wgmma& op, std::span<const std::byte> shared, std::span<float> d, std::uint32_t first_thread,
+                     std::uint32_t threads) {
   check_n(op.n);
   if (op.a_type != op.b_type)
     fault(std::string("wgmma .f32.") + type_name(op.a_type) + "." + type_name(op.b_type) +
@@ -201,12 +202,15 @@ void wgmma_mma_async(const Wgmma& op, std::span<const std::byte> shared, std::sp
       b[k * n + j] = static_cast<float>(op.scale_b) *
                      read_element(shared, wgmma_b_address(b_desc, op.trans_b, n, k, j), op.b_type, "B", k, j);
 
-  for (std::uint32_t t = 0; t < warpgroup_threads; ++t)
+  if (first_thread > warpgroup_threads || threads > warpgroup_threads - first_thread)
+    throw std::invalid_argument("wgmma: threads " + dec(first_thread) + " + " + dec(threads) + " of a warpgroup");
+  for (std::uint32_t t = first_thread; t < first_thread + threads; ++t)
     for (std::uint32_t r = 0; r < regs; ++r) {
       const FragmentCoord c = wgmma_accumulator_coord(t, r, n);
       float& out = d[std::size_t{t} * regs + r];
       float acc = op.scale_d ? out : 0.0f;
-      // k ascending, one rounding per step; the products are exact, so fma and multiply-add agree.
+      // k ascending, one rounding per step (a fused multiply-add: exact even where a bf16
+      // product would leave fp32's range).
       for (std::uint32_t k = 0; k < wgmma_k; ++k) acc = std::fma(a[c.row * wgmma_k + k], b[k * n + c.col], acc);
       out = acc;
     }

@@ -103,7 +103,10 @@ FragmentCoord wgmma_accumulator_coord(std::uint32_t thread, std::uint32_t reg, s
 // the multiply and the add. Throws Fault for an unsupported form (N, mixed types, scales or
 // transposes out of range), a bad descriptor, an operand that leaves its swizzle row, or a read
 // outside `shared`.
-void wgmma_mma_async(const Wgmma& op, std::span<const std::byte> shared, std::span<float> d);
+// Only the accumulators of threads [first_thread, first_thread + threads) are computed (a warp's
+// quarter, when the warps of a warpgroup are simulated one at a time); the others are left.
+void wgmma_mma_async(const Wgmma& op, std::span<const std::byte> shared, std::span<float> d,
+                     std::uint32_t first_thread = 0, std::uint32_t threads = 128);
 
 // ---- tensor maps ----------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@
 #include "gemmlab/ptx.hpp"
 #include "gemmlab/ptx_sim.hpp"
 #include "gemmlab/validate.hpp"
+#include "hopper.hpp"
 #include "memory_metrics.hpp"
 #include "program.hpp"
 #include "warp_matrix.hpp"
@@ -121,6 +122,25 @@ inline void for_lanes(std::uint32_t mask, F f) {
   }
 }
 
+// fma.rn over the lanes of `mask`. Built twice where the compiler can (GCC and Clang's function
+// multiversioning): with the FMA instruction, chosen at run time on a CPU that has it, and
+// without, where std::fma is a library call.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define GEMMLAB_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define GEMMLAB_FMA_CLONES
+#endif
+GEMMLAB_FMA_CLONES void fma_lanes_f32(std::uint64_t* d, const std::uint64_t* a, const std::uint64_t* b,
+                                      const std::uint64_t* c, std::uint32_t mask) {
+  for (int l = 0; l < 32; ++l)
+    if (mask >> l & 1u) d[l] = bits_of(std::fma(as<float>(a[l]), as<float>(b[l]), as<float>(c[l])));
+}
+GEMMLAB_FMA_CLONES void fma_lanes_f64(std::uint64_t* d, const std::uint64_t* a, const std::uint64_t* b,
+                                      const std::uint64_t* c, std::uint32_t mask) {
+  for (int l = 0; l < 32; ++l)
+    if (mask >> l & 1u) d[l] = bits_of(std::fma(as<double>(a[l]), as<double>(b[l]), as<double>(c[l])));
+}
+
 struct Fail {
   std::string what;
   int lane;
@@ -135,6 +155,13 @@ struct PendingCopy {
   int bytes, source_bytes;
 };
 
+// A TMA load whose data is in flight: written to shared memory, and its bytes completed on its
+// mbarrier, when a thread waits on that barrier after every arrival (the phase's completion).
+struct PendingTma {
+  std::uint32_t barrier, dst;
+  std::vector<std::byte> data;
+};
+
 struct Warp {
   int index = 0;
   std::uint32_t live = 0;  // lanes that exist and have not exited
@@ -146,6 +173,18 @@ struct Warp {
   int barrier = 0;
   std::int64_t committed[warp_size] = {};  // cp.async groups committed per lane
   std::vector<PendingCopy> copies;
+  // wgmma results not yet visible: written to their registers at the wait_group covering their
+  // group. latest[slot] is the newest pending value of a register (an index into `accumulators`),
+  // which a chained wgmma reads as its C.
+  struct PendingAccumulator {
+    std::int64_t group;
+    int slot;
+    std::uint64_t values[warp_size];
+  };
+  std::vector<PendingAccumulator> accumulators;
+  std::vector<int> latest;
+  std::int64_t wgmma_committed = 0;
+  std::uint32_t sync_epoch = 0;  // warp-wide synchronisations so far (bar.warp.sync, collectives)
   std::vector<std::byte> local;  // local memory, lane after lane
 
   std::uint64_t* slot(int s) { return regs.data() + static_cast<std::size_t>(s) * warp_size; }
@@ -157,8 +196,7 @@ class Cta {
       SectorSet& touched)
       : p_(program), launch_(launch), params_(params), metrics_(metrics), touched_(touched) {
     threads_ = static_cast<int>(launch.block.x * launch.block.y * launch.block.z);
-    shared_.resize(program.shared_static + (program.uses_dynamic_shared ? launch.dynamic_shared_bytes : 0) +
-                   (program.dynamic_shared_offset - program.shared_static));
+    shared_.resize(program.dynamic_shared_offset + (program.uses_dynamic_shared ? launch.dynamic_shared_bytes : 0));
     const int warps = (threads_ + warp_size - 1) / warp_size;
     warps_.resize(static_cast<std::size_t>(warps));
     for (int w = 0; w < warps; ++w) {
@@ -166,12 +204,16 @@ class Cta {
       warp.index = w;
       warp.regs.assign(static_cast<std::size_t>(program.slots) * warp_size, 0);
       warp.local.assign(program.local_bytes * warp_size, std::byte{0});
+      warp.latest.assign(static_cast<std::size_t>(program.slots), -1);
     }
   }
 
   void run(Dim3 ctaid) {
     ctaid_ = ctaid;
     std::fill(shared_.begin(), shared_.end(), std::byte{0});
+    words_.assign((shared_.size() + 3) / 4, WordState{});
+    epoch_ = 0;
+    tmas_.clear();
     for (Warp& w : warps_) start(w);
     schedule();
   }
@@ -186,6 +228,10 @@ class Cta {
     w.state = Warp::State::ready;
     std::fill(std::begin(w.committed), std::end(w.committed), 0);
     w.copies.clear();
+    w.accumulators.clear();
+    std::fill(w.latest.begin(), w.latest.end(), -1);
+    w.wgmma_committed = 0;
+    w.sync_epoch = 0;
     std::fill(w.regs.begin(), w.regs.end(), 0);
     std::fill(w.local.begin(), w.local.end(), std::byte{0});
     const Dim3 b = launch_.block, g = launch_.grid;
@@ -226,7 +272,7 @@ class Cta {
         if (w.state == Warp::State::done) continue;
         all_done = false;
         if (w.state == Warp::State::at_barrier) continue;
-        if (run_warp(w) > 0) progress = true;
+        if (run_warp(w)) progress = true;
       }
       if (all_done) return;
       if (release_barriers()) progress = true;
@@ -290,15 +336,17 @@ class Cta {
       for (Warp& w : warps_)
         if (w.state == Warp::State::at_barrier && w.barrier == id) w.state = Warp::State::ready;
       released = true;
+      ++epoch_;
     }
     return released;
   }
 
-  // Executes instructions of warp `w` until it blocks, exits or has run a quantum. Returns how
-  // many it executed.
-  int run_warp(Warp& w) {
-    int executed = 0;
-    while (executed < quantum) {
+  // Executes instructions of warp `w` until it blocks, exits or has run a quantum. Returns whether
+  // it moved: false when it only spun on a wait that failed (loads, arithmetic and branches of a
+  // spin loop change nothing another warp could see).
+  bool run_warp(Warp& w) {
+    bool effects = false;
+    for (int executed = 0; executed < quantum; ++executed) {
       std::uint32_t active, pc;
       if (w.converged) {
         active = w.live;
@@ -316,19 +364,32 @@ class Cta {
       }
       if (pc >= p_.code.size()) {  // falling off the end is an exit
         exit_lanes(w, active);
-        if (w.state == Warp::State::done) return executed + 1;
+        if (w.state == Warp::State::done) return true;
         continue;
       }
       const Instr& in = p_.code[pc];
-      ++executed;
       const Step step = execute(w, in, active);
-      if (step == Step::blocked) return executed;
-      if (w.state == Warp::State::done) return executed;
+      if (step == Step::waiting) return effects;
+      effects = effects || has_effects(in.op);
+      if (step == Step::blocked || w.state == Warp::State::done) return true;
     }
-    return executed;
+    return true;
   }
 
-  enum class Step { next, jumped, blocked };
+  // Whether an instruction can change what another warp sees or waits for.
+  static bool has_effects(Op op) {
+    switch (op) {
+      case Op::st: case Op::cp_async: case Op::cp_async_commit: case Op::cp_async_wait: case Op::cp_async_wait_all:
+      case Op::mbarrier_init: case Op::mbarrier_arrive: case Op::mbarrier_try_wait_parity: case Op::tma_load_2d:
+      case Op::wgmma_mma: case Op::wgmma_commit: case Op::wgmma_wait: case Op::bar_sync: case Op::bar_warp_sync:
+      case Op::exit: case Op::wmma_store:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  enum class Step { next, jumped, blocked, waiting };  // waiting: a wait failed, the warp yields
 
   void advance(Warp& w, std::uint32_t lanes) {
     if (w.converged) {
@@ -364,7 +425,8 @@ class Cta {
   }
 
   // A collective (.aligned) instruction: every live lane of the warp must execute it together.
-  void require_whole_warp(const Warp& w, const Instr& in, std::uint32_t active) const {
+  void require_whole_warp(Warp& w, const Instr& in, std::uint32_t active) {
+    ++w.sync_epoch;  // the warp's lanes meet here
     if (active != w.live) {
       const int missing = std::countr_zero(w.live & ~active);
       fail(w, in, missing,
@@ -404,7 +466,7 @@ class Cta {
         break;
       case Op::bar_sync: {
         if (m == 0) break;
-        if (m != active) fail(w, in, std::countr_zero(active & ~m), "bar.sync under a guard that differs between lanes");
+        if (m != active) fail(w, in, std::countr_zero(active & ~m), "bar.sync reached by only some of the warp's lanes (its guard differs between them)");
         require_whole_warp(w, in, active);
         const int id = static_cast<int>(w.slot(in.src[0])[std::countr_zero(m)]);
         if (id < 0 || id >= 16) fail(w, in, std::countr_zero(m), "barrier " + std::to_string(id) + " (0..15 exist)");
@@ -415,7 +477,21 @@ class Cta {
         w.barrier = id;
         return Step::blocked;
       }
+      case Op::mbarrier_try_wait_parity: {
+        if (m == 0) break;
+        bool all = true;
+        try {
+          all = try_wait(w, in, m);
+        } catch (const Fault& f) {
+          fail(w, in, std::countr_zero(m), f.what());
+        }
+        advance(w, active);
+        if (!all) return Step::waiting;
+        ++epoch_;  // the phase's arrivals happened before this wait returned
+        return Step::next;
+      }
       case Op::bar_warp_sync: {
+        ++w.sync_epoch;
         const std::uint64_t* r = w.slot(in.src[0]);
         for_lanes(m, [&](int l) {
           const auto members = static_cast<std::uint32_t>(r[l]) & w.live;
@@ -441,8 +517,6 @@ class Cta {
 
   // ---- memory -------------------------------------------------------------------------------
 
-  enum class Access { read, write };
-
   std::byte* global_address(const Warp& w, const Instr& in, int lane, std::uint64_t address, std::size_t bytes) {
     for (const Region& r : launch_.regions)
       if (address >= r.begin && address + bytes <= r.end && address + bytes >= address)
@@ -455,55 +529,97 @@ class Cta {
     fail(w, in, lane, "a global access of " + std::to_string(bytes) + " bytes outside every buffer of the launch" + near);
   }
 
-  // The host address of `bytes` at `address` in state space `space` (generic resolved by window).
-  std::byte* resolve(Warp& w, const Instr& in, int lane, Space space, std::uint64_t address, std::size_t bytes) {
-    if (address % bytes != 0)
-      fail(w, in, lane, "a misaligned access: address " + hex(address) + " is not a multiple of " + std::to_string(bytes));
+  // The generic-address window of a state space; 0 for global memory, whose generic addresses are
+  // the host's.
+  static std::uint64_t window_of(Space space) {
+    switch (space) {
+      case Space::shared: return shared_window;
+      case Space::param: return param_window;
+      case Space::local: return local_window;
+      default: return 0;
+    }
+  }
+  static constexpr std::uint64_t window_bytes = 1ull << 32;
+
+  struct Resolved {
+    std::byte* host;
+    Space space;  // generic resolved
+  };
+
+  // The host address of `bytes` at `address` in state space `space` (generic: by its window),
+  // checked against that space's extent and for alignment (natural unless `align` is given).
+  Resolved resolve(Warp& w, const Instr& in, int lane, Space space, std::uint64_t address, std::size_t bytes,
+                   std::size_t align = 0) {
+    if (align == 0) align = bytes;
+    if (address % align != 0)
+      fail(w, in, lane, "a misaligned access: address " + hex(address) + " is not a multiple of " + std::to_string(align));
     if (space == Space::generic) {
-      if (address >= shared_window && address < shared_window + (1ull << 32)) {
-        space = Space::shared;
-        address -= shared_window;
-      } else if (address >= param_window && address < param_window + (1ull << 32)) {
-        space = Space::param;
-        address -= param_window;
-      } else if (address >= local_window && address < local_window + (1ull << 32)) {
-        space = Space::local;
-        address -= local_window;
-      } else {
-        space = Space::global;
-      }
+      space = Space::global;
+      for (const Space windowed : {Space::shared, Space::param, Space::local})
+        if (address - window_of(windowed) < window_bytes) {
+          space = windowed;
+          address -= window_of(windowed);
+        }
     }
     switch (space) {
       case Space::shared:
         if (address + bytes > shared_.size())
           fail(w, in, lane, "a shared-memory access at " + std::to_string(address) + " (+" + std::to_string(bytes) +
                                 " bytes) beyond the CTA's " + std::to_string(shared_.size()) + " bytes");
-        return shared_.data() + address;
+        check_race(w, in, lane, address, bytes);
+        return {shared_.data() + address, space};
       case Space::param:
         if (address + bytes > params_.size()) fail(w, in, lane, "a parameter access beyond the parameters");
         if (in.op == Op::st) fail(w, in, lane, "a store to kernel parameters");
-        return const_cast<std::byte*>(params_.data()) + address;
+        return {const_cast<std::byte*>(params_.data()) + address, space};
       case Space::local:
         if (address + bytes > p_.local_bytes) fail(w, in, lane, "a local-memory access beyond the thread's frame");
-        return w.local.data() + static_cast<std::size_t>(lane) * p_.local_bytes + address;
+        return {w.local.data() + static_cast<std::size_t>(lane) * p_.local_bytes + address, space};
       case Space::global:
-      case Space::generic: return global_address(w, in, lane, address, bytes);
-      case Space::constant: fail(w, in, lane, "constant memory is not simulated");
+      case Space::generic: return {global_address(w, in, lane, address, bytes), Space::global};
+      case Space::constant: break;
     }
-    return nullptr;
+    fail(w, in, lane, "constant memory is not simulated");
+  }
+
+  // The race checker. A thread's shared-memory read must not find a word that an asynchronous
+  // copy has still in flight (a missing cp.async wait or mbarrier wait), nor one another thread
+  // wrote since the last barrier (a missing __syncthreads; within a warp, since the last
+  // __syncwarp or warp-collective instruction). A cp.async marks its destination in flight.
+  void check_race(Warp& w, const Instr& in, int lane, std::uint64_t address, std::size_t bytes) {
+    const bool read = in.op == Op::ld || in.op == Op::ldmatrix || in.op == Op::wmma_load;
+    const bool write = in.op == Op::st || in.op == Op::wmma_store;
+    const std::int32_t thread = w.index * warp_size + lane;
+    for (std::uint64_t i = address / 4; i <= (address + bytes - 1) / 4; ++i) {
+      WordState& word = words_[i];
+      if (in.op == Op::cp_async) {
+        ++word.in_flight;
+        continue;
+      }
+      if ((read || write) && word.in_flight > 0)
+        fail(w, in, lane, std::string(read ? "reads" : "writes") + " shared memory at " + std::to_string(i * 4) +
+                              " while an asynchronous copy to it is in flight (a missing cp.async.wait_group or "
+                              "mbarrier wait?)");
+      if (read && word.writer >= 0 && word.writer != thread && word.epoch == epoch_ &&
+          (word.writer / warp_size != w.index || word.warp_epoch == w.sync_epoch))
+        fail(w, in, lane, "reads shared memory at " + std::to_string(i * 4) + " that thread " +
+                              std::to_string(word.writer) + " wrote since the last barrier (a missing __syncthreads?)");
+      if (write) word = {.writer = thread, .epoch = epoch_, .warp_epoch = w.sync_epoch, .in_flight = 0};
+    }
+  }
+
+  // An asynchronous copy to [address, address + bytes) has landed: written by `thread` as far as
+  // the checker is concerned (-1: ordered by its mbarrier, whose wait synchronises).
+  void landed(std::uint64_t address, std::size_t bytes, std::int32_t thread, std::uint32_t warp_epoch) {
+    for (std::uint64_t i = address / 4; i <= (address + bytes - 1) / 4; ++i)
+      words_[i] = {.writer = thread, .epoch = epoch_, .warp_epoch = warp_epoch,
+                   .in_flight = static_cast<std::uint16_t>(words_[i].in_flight > 0 ? words_[i].in_flight - 1 : 0)};
   }
 
   static std::string hex(std::uint64_t v) {
     char text[24];
     std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
     return text;
-  }
-
-  Space effective_space(const Instr& in, std::uint64_t address) const {
-    if (in.space != Space::generic) return in.space;
-    if (address >= shared_window && address < shared_window + (1ull << 32)) return Space::shared;
-    if (address >= param_window) return Space::param;
-    return Space::global;
   }
 
   void load_store(Warp& w, const Instr& in, std::uint32_t m) {
@@ -515,8 +631,9 @@ class Cta {
     std::uint64_t addresses[warp_size] = {};
     for_lanes(m, [&](int l) {
       const std::uint64_t address = (base != nullptr ? base[l] : 0) + static_cast<std::uint64_t>(in.offset);
-      space_seen = effective_space(in, address);
-      std::byte* p = resolve(w, in, l, in.space, address, bytes);
+      const Resolved r = resolve(w, in, l, in.space, address, bytes);
+      std::byte* p = r.host;
+      space_seen = r.space;
       addresses[l] = reinterpret_cast<std::uintptr_t>(p);
       for (int e = 0; e < in.vec; ++e) {
         std::byte* q = p + static_cast<std::size_t>(e) * element;
@@ -603,6 +720,7 @@ class Cta {
         std::byte* d = shared_.data() + c.shared_address;
         if (c.source_bytes > 0) std::memcpy(d, c.source, static_cast<std::size_t>(c.source_bytes));
         std::memset(d + c.source_bytes, 0, static_cast<std::size_t>(c.bytes - c.source_bytes));
+        landed(c.shared_address, static_cast<std::size_t>(c.bytes), w.index * warp_size + c.lane, w.sync_epoch);
       } else {
         w.copies[kept++] = c;
       }
@@ -753,6 +871,29 @@ class Cta {
           }
         });
         return;
+      case Op::bfe:  // bits [pos, pos+len) of a; beyond them the sign bit (signed types) or 0 ("bfe")
+        for_lanes(m, [&](int l) {
+          const int msb = bits - 1;
+          const auto pos = static_cast<int>(b[l] & 0xff), len = static_cast<int>(c[l] & 0xff);
+          const std::uint64_t sbit =
+              is_signed(t) && len > 0 ? (a[l] >> std::min(pos + len - 1, msb)) & 1u : 0;
+          std::uint64_t result = 0;
+          for (int i = 0; i <= msb; ++i)
+            result |= (i < len && pos + i <= msb ? (a[l] >> (pos + i)) & 1u : sbit) << i;
+          d[l] = result;
+        });
+        return;
+      case Op::bfi:  // d = b with bits [pos, pos+len) replaced by the low len bits of a ("bfi")
+        for_lanes(m, [&](int l) {
+          const std::uint64_t pos = c[l] & 0xff, len = w.slot(in.src[3])[l] & 0xff;
+          std::uint64_t result = b[l] & mask;
+          if (len > 0 && pos < static_cast<std::uint64_t>(bits)) {
+            const std::uint64_t field = (len >= 64 ? ~0ull : width_mask(static_cast<int>(len))) << pos;
+            result = (result & ~field) | ((a[l] << pos) & field);
+          }
+          d[l] = result & mask;
+        });
+        return;
       case Op::setp:
         for_lanes(m, [&](int l) { d[l] = compare(in, a[l], b[l]) ? 1 : 0; });
         return;
@@ -761,9 +902,9 @@ class Cta {
         return;
       case Op::fma:
         if (t == Type::f32)
-          for_lanes(m, [&](int l) { d[l] = bits_of(std::fma(as<float>(a[l]), as<float>(b[l]), as<float>(c[l]))); });
+          fma_lanes_f32(d, a, b, c, m);
         else
-          for_lanes(m, [&](int l) { d[l] = bits_of(std::fma(as<double>(a[l]), as<double>(b[l]), as<double>(c[l]))); });
+          fma_lanes_f64(d, a, b, c, m);
         metrics_.fma_flops += 2 * lanes;
         return;
       case Op::mul_f:
@@ -786,14 +927,11 @@ class Cta {
         return;
       case Op::cvta_to:
       case Op::cvta_from: {
-        const std::uint64_t window = in.space == Space::shared ? shared_window
-                                     : in.space == Space::param ? param_window
-                                     : in.space == Space::local ? local_window
-                                                                : 0;
+        const std::uint64_t window = window_of(in.space);
         for_lanes(m, [&](int l) {
           if (in.op == Op::cvta_from) {
             d[l] = (a[l] + window) & mask;
-          } else if (window != 0 && (a[l] < window || a[l] >= window + (1ull << 32))) {
+          } else if (window != 0 && a[l] - window >= window_bytes) {
             fail(w, in, l, "cvta.to of " + hex(a[l]) + ", which is not a generic address of that state space");
           } else {
             d[l] = (a[l] - window) & mask;
@@ -812,12 +950,33 @@ class Cta {
         for_lanes(m, [&](int l) { ++w.committed[l]; });
         cp_async_wait(w, m, 0);
         return;
-      case Op::membar: return;
       case Op::ldmatrix: ldmatrix(w, in, m); return;
       case Op::mma_sync: mma(w, in, m); return;
       case Op::wmma_load:
       case Op::wmma_store: wmma_memory(w, in, m); return;
       case Op::wmma_mma: wmma_multiply(w, in, m); return;
+      case Op::mbarrier_init:
+        for_lanes(m, [&](int l) { barrier(w, in, l).init(static_cast<std::uint32_t>(w.slot(in.src[0])[l])); });
+        return;
+      case Op::mbarrier_arrive:
+        for_lanes(m, [&](int l) {
+          Mbarrier bar = barrier(w, in, l);
+          const std::uint64_t token =
+              in.src.empty() ? bar.arrive() : bar.arrive_expect_tx(static_cast<std::uint32_t>(w.slot(in.src[0])[l]));
+          if (in.dst[0] >= 0) w.slot(in.dst[0])[l] = token;
+        });
+        return;
+      case Op::tma_load_2d: tma_load(w, in, m); return;
+      case Op::wgmma_mma: wgmma(w, in, m); return;
+      case Op::wgmma_commit:
+        require_whole_warp(w, in, m);
+        ++w.wgmma_committed;
+        return;
+      case Op::wgmma_wait:
+        require_whole_warp(w, in, m);
+        wgmma_wait(w, in.imm);
+        return;
+      case Op::no_effect: return;
       default: fail(w, in, std::countr_zero(m), "the PTX simulator cannot execute `" + in.modifiers + "` yet");
     }
   }
@@ -836,12 +995,12 @@ class Cta {
     std::uint64_t addresses[warp_size] = {};
     for (int l = 0; l < lanes; ++l) {
       const std::uint64_t address = (base != nullptr ? base[l] : 0) + static_cast<std::uint64_t>(in.offset);
-      const std::byte* p = resolve(w, in, l, Space::shared, address, ldmatrix_row_bytes);
+      const std::byte* p = resolve(w, in, l, Space::shared, address, ldmatrix_row_bytes).host;
       std::memcpy(rows[l / 8][l % 8], p, ldmatrix_row_bytes);
       addresses[l] = address;
     }
     std::uint32_t out[warp_size][4] = {};
-    ldmatrix_distribute(in.vec, in.flag, rows, out);
+    ldmatrix_distribute(in.vec, in.trans, rows, out);
     for_lanes(m, [&](int l) {
       for (int r = 0; r < in.vec; ++r) w.slot(in.dst[static_cast<std::size_t>(r)])[l] = out[l][r];
     });
@@ -883,7 +1042,6 @@ class Cta {
     Space space_seen = in.space;
     for_lanes(m, [&](int l) {
       const std::uint64_t start = (base != nullptr ? base[l] : 0) + static_cast<std::uint64_t>(in.offset);
-      space_seen = effective_space(in, start);
       std::uint64_t values[wmma_max_registers] = {};
       if (!load)
         for (int r = 0; r < count; ++r) values[r] = w.slot(registers[static_cast<std::size_t>(r)])[l];
@@ -891,7 +1049,9 @@ class Cta {
         const WarpMatrixCoord e = wmma_element(matrix, type, layout, l, slot);
         const std::int64_t offset =
             wmma_element_offset(layout, e.row, e.col, static_cast<std::int64_t>(static_cast<std::uint32_t>(stride[l])));
-        std::byte* p = resolve(w, in, l, in.space, start + static_cast<std::uint64_t>(offset) * element, element);
+        const Resolved at = resolve(w, in, l, in.space, start + static_cast<std::uint64_t>(offset) * element, element);
+        std::byte* p = at.host;
+        space_seen = at.space;
         const int shift = (slot % per_register) * 16;
         const int r = slot / per_register;
         if (load) {
@@ -937,44 +1097,160 @@ class Cta {
     metrics_.tensor_flops += 2 * 16 * 16 * 16;
   }
 
+  // ---- Hopper: mbarriers, TMA, wgmma (hopper.hpp) -------------------------------------------
+
+  std::uint64_t address_of(const Warp& w, std::pair<int, std::int64_t> operand, int lane) {
+    const auto [base, offset] = operand;
+    return (base >= 0 ? w.regs[static_cast<std::size_t>(base) * warp_size + static_cast<std::size_t>(lane)] : 0) +
+           static_cast<std::uint64_t>(offset);
+  }
+
+  // The mbarrier an instruction's (first) address names, for lane `lane`.
+  Mbarrier barrier(Warp& w, const Instr& in, int lane) {
+    const std::uint64_t address = address_of(w, {in.base, in.offset}, lane);
+    if (address >= shared_.size()) fail(w, in, lane, "an mbarrier at " + hex(address) + ", outside shared memory");
+    return Mbarrier(shared_, static_cast<std::uint32_t>(address));
+  }
+
+  // try_wait.parity for each lane; true when every lane's phase has completed. A barrier whose
+  // arrivals are all in completes its TMA loads first: their data lands now, not before.
+  bool try_wait(Warp& w, const Instr& in, std::uint32_t m) {
+    bool all = true;
+    for_lanes(m, [&](int l) {
+      Mbarrier b = barrier(w, in, l);
+      const auto address = static_cast<std::uint32_t>(address_of(w, {in.base, in.offset}, l));
+      if (b.state().pending == 0) complete_tmas(address, b);
+      const bool done = b.try_wait_parity(static_cast<std::uint32_t>(w.slot(in.src[0])[l] & 1u));
+      w.slot(in.dst[0])[l] = done ? 1 : 0;
+      all = all && done;
+    });
+    return all;
+  }
+
+  void complete_tmas(std::uint32_t address, Mbarrier& b) {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < tmas_.size(); ++i) {
+      PendingTma& t = tmas_[i];
+      if (t.barrier != address) {
+        if (kept != i) tmas_[kept] = std::move(t);
+        ++kept;
+        continue;
+      }
+      std::memcpy(shared_.data() + t.dst, t.data.data(), t.data.size());
+      landed(t.dst, t.data.size(), -1, 0);
+      b.complete_tx(static_cast<std::uint32_t>(t.data.size()));
+    }
+    tmas_.resize(kept);
+  }
+
+  // cp.async.bulk.tensor.2d: the box is read now (the sanitizer checks it at this instruction)
+  // and held until its barrier's phase completes.
+  void tma_load(Warp& w, const Instr& in, std::uint32_t m) {
+    for_lanes(m, [&](int l) {
+      const std::uint64_t map_address = address_of(w, in.addresses[0], l);
+      const std::byte* map_bytes = resolve(w, in, l, Space::generic, map_address, sizeof(TensorMap), 64).host;
+      const TiledTensorMap map = decode_tensor_map(std::span<const std::byte, sizeof(TensorMap)>(map_bytes, sizeof(TensorMap)));
+      const auto dst = static_cast<std::uint32_t>(address_of(w, {in.base, in.offset}, l));
+      const auto c0 = static_cast<std::int32_t>(w.slot(in.src[0])[l]), c1 = static_cast<std::int32_t>(w.slot(in.src[1])[l]);
+      const auto barrier_address = static_cast<std::uint32_t>(address_of(w, in.addresses[1], l));
+      barrier(w, in, l);  // checks the barrier's address now
+      // The copy's checks and swizzle are tma_load_2d's; what it writes is taken back out of
+      // shared memory until the phase completes.
+      const std::size_t bytes = map.box_bytes();
+      if (dst + bytes > shared_.size() || dst + bytes < dst)
+        fail(w, in, l, "a TMA box of " + std::to_string(bytes) + " bytes at " + std::to_string(dst) + " beyond the CTA's " +
+                           std::to_string(shared_.size()) + " bytes of shared memory");
+      std::vector<std::byte> before(shared_.begin() + dst, shared_.begin() + dst + static_cast<std::ptrdiff_t>(bytes));
+      tma_load_2d(map, c0, c1, shared_, dst, [&](std::uint64_t address, void* out, std::size_t n) {
+        std::memcpy(out, global_address(w, in, l, address, n), n);
+        touched_.record(address, n);
+      });
+      PendingTma pending{.barrier = barrier_address, .dst = dst,
+                         .data = std::vector<std::byte>(shared_.begin() + dst, shared_.begin() + dst + static_cast<std::ptrdiff_t>(bytes))};
+      std::memcpy(shared_.data() + dst, before.data(), bytes);
+      for (std::uint64_t i = dst / 4; i <= (dst + bytes - 1) / 4; ++i) ++words_[i].in_flight;
+      tmas_.push_back(std::move(pending));
+      metrics_.tma_bytes += static_cast<std::int64_t>(bytes);
+    });
+  }
+
+  // The value of register `slot` as a wgmma sees it: its newest pending result, else the register.
+  std::uint64_t accumulator(const Warp& w, int slot, int lane) const {
+    const int pending = w.latest[static_cast<std::size_t>(slot)];
+    return pending >= 0 ? w.accumulators[static_cast<std::size_t>(pending)].values[lane]
+                        : w.regs[static_cast<std::size_t>(slot) * warp_size + static_cast<std::size_t>(lane)];
+  }
+
+  // wgmma.mma_async for this warp's quarter of the warpgroup (its 16 rows of D): the result stays
+  // pending until the wait_group that covers it.
+  void wgmma(Warp& w, const Instr& in, std::uint32_t m) {
+    require_whole_warp(w, in, m);
+    if (m != ~0u) fail(w, in, std::countr_zero(~m), "wgmma.mma_async needs all 32 lanes of the warp");
+    auto uniform = [&](int slot) {
+      const std::uint64_t* r = w.slot(slot);
+      for (int l = 1; l < warp_size; ++l)
+        if (r[l] != r[0]) fail(w, in, l, "a wgmma operand that differs between the lanes of the warp");
+      return r[0];
+    };
+    Wgmma op;
+    op.n = static_cast<std::uint32_t>(in.wgmma_n);
+    op.a_type = op.b_type = in.type == Type::bf16 ? WgmmaType::bf16 : WgmmaType::f16;
+    op.a_desc = uniform(in.src[0]);
+    op.b_desc = uniform(in.src[1]);
+    op.scale_d = uniform(in.src[2]) != 0;
+    op.scale_a = in.scale_a;
+    op.scale_b = in.scale_b;
+    op.trans_a = in.trans_a;
+    op.trans_b = in.trans_b;
+    const std::size_t regs = in.dst.size();
+    const std::size_t first = static_cast<std::size_t>(w.index % 4) * warp_size;  // this warp in its warpgroup
+    std::vector<float> d(128 * regs, 0.0f);
+    for (int l = 0; l < warp_size; ++l)
+      for (std::size_t r = 0; r < regs; ++r)
+        d[(first + static_cast<std::size_t>(l)) * regs + r] = as<float>(accumulator(w, in.dst[r], l));
+    wgmma_mma_async(op, shared_, d, static_cast<std::uint32_t>(first), warp_size);
+    for (std::size_t r = 0; r < regs; ++r) {
+      Warp::PendingAccumulator pending{.group = w.wgmma_committed, .slot = in.dst[r], .values = {}};
+      for (int l = 0; l < warp_size; ++l) pending.values[l] = bits_of(d[(first + static_cast<std::size_t>(l)) * regs + r]);
+      w.latest[static_cast<std::size_t>(in.dst[r])] = static_cast<int>(w.accumulators.size());
+      w.accumulators.push_back(pending);
+    }
+    metrics_.tensor_flops += 2 * 16 * static_cast<std::int64_t>(op.n) * 16;
+  }
+
+  // wgmma.wait_group N: the results of all but the newest N committed groups reach their registers.
+  void wgmma_wait(Warp& w, std::int64_t keep) {
+    std::vector<Warp::PendingAccumulator> kept;
+    for (const auto& a : w.accumulators) {
+      if (a.group < w.wgmma_committed - keep)
+        std::copy(std::begin(a.values), std::end(a.values), w.slot(a.slot));
+      else
+        kept.push_back(a);
+    }
+    w.accumulators = std::move(kept);
+    std::fill(w.latest.begin(), w.latest.end(), -1);
+    for (std::size_t i = 0; i < w.accumulators.size(); ++i) w.latest[static_cast<std::size_t>(w.accumulators[i].slot)] = static_cast<int>(i);
+  }
+
   bool compare(const Instr& in, std::uint64_t x, std::uint64_t y) const {
     const Type t = in.type;
     if (is_float(t)) {
       const double a = float_value(x, t), b = float_value(y, t);
       const bool unordered = std::isnan(a) || std::isnan(b);
-      switch (in.cmp) {
-        case 0: return !unordered && a == b;
-        case 1: return !unordered && a != b;
-        case 2: return !unordered && a < b;
-        case 3: return !unordered && a <= b;
-        case 4: return !unordered && a > b;
-        case 5: return !unordered && a >= b;
-        case 8: return unordered || a == b;
-        case 9: return unordered || a != b;
-        case 10: return unordered || a < b;
-        case 11: return unordered || a <= b;
-        case 12: return unordered || a > b;
-        case 13: return unordered || a >= b;
-        case 16: return !unordered;
-        case 17: return unordered;
-        default: return false;
-      }
+      // eq..ge are false and their u-variants (equ..geu, 8 on) true when an operand is NaN.
+      if (in.cmp < 8) return !unordered && ordered(in.cmp, a, b);
+      if (in.cmp < 16) return unordered || ordered(static_cast<std::uint8_t>(in.cmp - 8), a, b);
+      return in.cmp == 16 ? !unordered : unordered;  // num, nan
     }
-    if (is_signed(t)) {
-      const std::int64_t a = int_value(x, t), b = int_value(y, t);
-      switch (in.cmp) {
-        case 0: return a == b;
-        case 1: return a != b;
-        case 2: return a < b;
-        case 3: return a <= b;
-        case 4: return a > b;
-        case 5: return a >= b;
-        default: return false;
-      }
-    }
+    if (is_signed(t)) return ordered(in.cmp, int_value(x, t), int_value(y, t));
     const std::uint64_t mask = width_mask(type_bits(t));
-    const std::uint64_t a = x & mask, b = y & mask;
-    switch (in.cmp) {
+    return ordered(in.cmp, x & mask, y & mask);
+  }
+
+  // setp's integer comparisons (eq ne lt le gt ge; lo ls hi hs decode to the same).
+  template <class T>
+  static bool ordered(std::uint8_t cmp, T a, T b) {
+    switch (cmp) {
       case 0: return a == b;
       case 1: return a != b;
       case 2: return a < b;
@@ -1047,7 +1323,18 @@ class Cta {
   Dim3 ctaid_;
   std::vector<std::byte> shared_;
   std::vector<Warp> warps_;
+  std::vector<PendingTma> tmas_;
   int barrier_count_[16] = {};
+  // The race checker's view of shared memory, per 4-byte word: who wrote it last and in which
+  // epoch (the CTA's barriers so far; the writer's warp's synchronisations so far), and how many
+  // asynchronous copies to it are in flight.
+  struct WordState {
+    std::int32_t writer = -1;  // thread index; -1: nobody, or an asynchronous copy ordered by its wait
+    std::uint32_t epoch = 0, warp_epoch = 0;
+    std::uint16_t in_flight = 0;
+  };
+  std::vector<WordState> words_;
+  std::uint32_t epoch_ = 0;
 };
 
 std::vector<std::byte> pack_params(const Decoded& p, const Launch& launch) {

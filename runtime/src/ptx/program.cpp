@@ -13,22 +13,6 @@
 
 namespace gemmlab::ptx::sim {
 
-int type_bits(Type t) {
-  switch (t) {
-    case Type::pred: return 1;
-    case Type::b8: case Type::u8: case Type::s8: return 8;
-    case Type::b16: case Type::u16: case Type::s16: case Type::f16: case Type::bf16: return 16;
-    case Type::b32: case Type::u32: case Type::s32: case Type::f32: case Type::f16x2: case Type::bf16x2: return 32;
-    case Type::b64: case Type::u64: case Type::s64: case Type::f64: return 64;
-    case Type::none: return 0;
-  }
-  return 0;
-}
-bool is_signed(Type t) { return t == Type::s8 || t == Type::s16 || t == Type::s32 || t == Type::s64; }
-bool is_float(Type t) {
-  return t == Type::f16 || t == Type::bf16 || t == Type::f32 || t == Type::f64 || t == Type::f16x2 || t == Type::bf16x2;
-}
-
 namespace {
 
 std::optional<Type> type_named(std::string_view m) {
@@ -391,6 +375,17 @@ class Decoder {
       binary(op == "shl" ? Op::shl : Op::shr);
       return out;
     }
+    if (op == "bfe" || op == "bfi") {  // bit field extract / insert
+      need_type();
+      allow(in, {});
+      const bool insert = op == "bfi";
+      operands(in, insert ? 5 : 4);
+      out.op = insert ? Op::bfi : Op::bfe;
+      out.cls = Class::integer;
+      out.dst = {dest_slot(in, in.operands[0])};
+      for (std::size_t i = 1; i < in.operands.size(); ++i) out.src.push_back(source_slot(in, in.operands[i]));
+      return out;
+    }
     if (op == "setp") {
       allow(in, {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu", "geu",
                  "num", "nan", "ftz"});
@@ -426,10 +421,10 @@ class Decoder {
       out.saturate = in.has("sat");
       out.cls = is_float(out.type) || is_float(out.type2) ? (out.type == Type::f64 || out.type2 == Type::f64 ? Class::fp64 : Class::fp32)
                                                            : Class::integer;
+      static const std::map<std::string_view, std::uint8_t> roundings = {
+          {"rn", 1}, {"rni", 1}, {"rz", 2}, {"rzi", 2}, {"rm", 3}, {"rmi", 3}, {"rp", 4}, {"rpi", 4}};
       for (const auto& m : in.modifiers)
-        if (m.size() >= 2 && m[0] == 'r' && (m == "rn" || m == "rz" || m == "rm" || m == "rp" || m == "rni" ||
-                                             m == "rzi" || m == "rmi" || m == "rpi"))
-          out.rounding = static_cast<std::uint8_t>(m == "rn" || m == "rni" ? 1 : m == "rz" || m == "rzi" ? 2 : m == "rm" || m == "rmi" ? 3 : 4);
+        if (const auto it = roundings.find(m); it != roundings.end()) out.rounding = it->second;
       return out;
     }
     if (op == "cvta") {
@@ -526,7 +521,7 @@ class Decoder {
       out.op = Op::ldmatrix;
       out.cls = Class::memory;
       out.vec = in.has("x4") ? 4 : in.has("x2") ? 2 : 1;
-      out.flag = in.has("trans");
+      out.trans = in.has("trans");
       out.dst = vector_slots(in, in.operands[0], true);
       if (static_cast<int>(out.dst.size()) != out.vec) unsupported(in, "the number of destination registers");
       address(in, in.operands[1], out);
@@ -537,7 +532,7 @@ class Decoder {
       // mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32
       if (!in.has("m16n8k16") || types.size() != 4 || types[0] != Type::f32 || types[3] != Type::f32 ||
           types[1] != types[2] || (types[1] != Type::f16 && types[1] != Type::bf16) || in.modifiers.size() < 8 ||
-          in.modifiers[4] != "row" || in.modifiers[5] != "col")
+          in.modifiers[3] != "row" || in.modifiers[4] != "col")
         unsupported(in);
       operands(in, 4);
       out.op = Op::mma_sync;
@@ -569,7 +564,7 @@ class Decoder {
         }
         // The stride (elements) comes last; 16 where it is left out.
         const int stride = in.operands.size() == 3 ? source_slot(in, in.operands[2]) : constant(16);
-        (load ? out.src : out.src).push_back(stride);
+        out.src.push_back(stride);
         if (out.type != Type::f16 && out.type != Type::bf16 && out.type != Type::f32) unsupported(in);
         return out;
       }
@@ -594,6 +589,109 @@ class Decoder {
       out.src = a;
       out.src.insert(out.src.end(), b.begin(), b.end());
       out.src.insert(out.src.end(), c.begin(), c.end());
+      return out;
+    }
+    if (op == "mbarrier") {
+      allow(in, {"init", "arrive", "expect_tx", "try_wait", "parity"});
+      if (out.type != Type::b64 || out.space != Space::shared) unsupported(in);
+      out.cls = Class::sync;
+      if (in.has("init")) {
+        operands(in, 2);
+        out.op = Op::mbarrier_init;
+        address(in, in.operands[0], out);
+        out.src = {source_slot(in, in.operands[1])};
+      } else if (in.has("arrive")) {
+        // mbarrier.arrive{.expect_tx} state, [addr]{, tx}: the state token may be the sink.
+        if (in.operands.size() != (in.has("expect_tx") ? 3u : 2u)) unsupported(in);
+        out.op = Op::mbarrier_arrive;
+        out.dst = {dest_slot(in, in.operands[0])};
+        address(in, in.operands[1], out);
+        if (in.has("expect_tx")) out.src = {source_slot(in, in.operands[2])};
+      } else if (in.has("try_wait") && in.has("parity")) {
+        operands(in, 3);
+        out.op = Op::mbarrier_try_wait_parity;
+        out.dst = {dest_slot(in, in.operands[0])};
+        address(in, in.operands[1], out);
+        out.src = {source_slot(in, in.operands[2])};
+      } else {
+        unsupported(in);
+      }
+      return out;
+    }
+    if (op == "fence") {  // the proxies and mbarrier initialisation are ordered by construction here
+      allow(in, {"mbarrier_init", "release", "cluster", "proxy", "async", "acq_rel", "sc"});
+      out.op = Op::no_effect;
+      out.cls = Class::sync;
+      return out;
+    }
+    if (op == "setmaxnreg") {  // register reallocation: nothing a functional simulation sees
+      allow(in, {"inc", "dec", "sync", "aligned"});
+      out.op = Op::no_effect;
+      out.cls = Class::other;
+      return out;
+    }
+    if (op == "cp" && in.has("bulk") && in.has("tensor")) {
+      // cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+      //   [dst], [map, {c0, c1}], [mbar]
+      allow(in, {"async", "bulk", "tensor", "2d", "shared::cluster", "tile", "mbarrier::complete_tx::bytes"});
+      operands(in, 3);
+      const Operand& map = in.operands[1];
+      if (map.kind != Operand::Kind::address || map.elements.size() != 2) unsupported(in, "expected [map, {c0, c1}]");
+      out.op = Op::tma_load_2d;
+      out.cls = Class::memory;
+      address(in, in.operands[0], out);
+      Instr map_address, barrier_address;
+      address(in, map, map_address);
+      address(in, in.operands[2], barrier_address);
+      out.addresses = {{map_address.base, map_address.offset}, {barrier_address.base, barrier_address.offset}};
+      out.src = {source_slot(in, map.elements[0]), source_slot(in, map.elements[1])};
+      return out;
+    }
+    if (op == "wgmma") {
+      out.cls = Class::tensor;
+      if (in.has("fence")) {
+        allow(in, {"fence", "sync", "aligned"});
+        out.op = Op::no_effect;
+        return out;
+      }
+      if (in.has("commit_group")) {
+        allow(in, {"commit_group", "sync", "aligned"});
+        out.op = Op::wgmma_commit;
+        return out;
+      }
+      if (in.has("wait_group")) {
+        allow(in, {"wait_group", "sync", "aligned"});
+        operands(in, 1);
+        if (in.operands[0].kind != Operand::Kind::immediate) unsupported(in, "a wait count that is not a constant");
+        out.op = Op::wgmma_wait;
+        out.imm = in.operands[0].integer;
+        return out;
+      }
+      // wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} d, a-desc, b-desc, scale-d,
+      //   imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b
+      std::string shape;
+      for (const auto& m : in.modifiers)
+        if (m.starts_with("m64n") && m.ends_with("k16")) shape = m;
+      const std::vector<std::string> known = {"mma_async", "sync", "aligned", shape};
+      for (const auto& m : in.modifiers)
+        if (!type_named(m) && std::find(known.begin(), known.end(), m) == known.end()) unsupported(in, "the modifier ." + m);
+      if (shape.empty() || types.size() != 3 || types[0] != Type::f32 || types[1] != types[2] ||
+          (types[1] != Type::f16 && types[1] != Type::bf16))
+        unsupported(in);
+      operands(in, 8);
+      out.op = Op::wgmma_mma;
+      out.type = types[1];
+      out.wgmma_n = std::stoi(shape.substr(4, shape.size() - 7));
+      out.dst = vector_slots(in, in.operands[0], true);
+      if (static_cast<int>(out.dst.size()) != out.wgmma_n / 2) unsupported(in, "the number of accumulators");
+      if (in.operands[1].kind == Operand::Kind::vector) unsupported(in, "A from registers");
+      out.src = {source_slot(in, in.operands[1]), source_slot(in, in.operands[2]), source_slot(in, in.operands[3])};
+      for (std::size_t i = 4; i < 8; ++i)
+        if (in.operands[i].kind != Operand::Kind::immediate) unsupported(in, "a scale or transpose that is not a constant");
+      out.scale_a = static_cast<int>(in.operands[4].integer);
+      out.scale_b = static_cast<int>(in.operands[5].integer);
+      out.trans_a = static_cast<int>(in.operands[6].integer);
+      out.trans_b = static_cast<int>(in.operands[7].integer);
       return out;
     }
     unsupported(in);

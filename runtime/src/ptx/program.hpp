@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gemmlab/ptx.hpp"
@@ -22,25 +23,38 @@ enum class Type : std::uint8_t {
   f16, bf16, f16x2, bf16x2, f32, f64,
 };
 
-int type_bits(Type t);
-bool is_signed(Type t);
-bool is_float(Type t);
+// Inline: the interpreter asks for every lane of every instruction.
+constexpr int type_bits(Type t) {
+  switch (t) {
+    case Type::pred: return 1;
+    case Type::b8: case Type::u8: case Type::s8: return 8;
+    case Type::b16: case Type::u16: case Type::s16: case Type::f16: case Type::bf16: return 16;
+    case Type::b32: case Type::u32: case Type::s32: case Type::f32: case Type::f16x2: case Type::bf16x2: return 32;
+    case Type::b64: case Type::u64: case Type::s64: case Type::f64: return 64;
+    case Type::none: return 0;
+  }
+  return 0;
+}
+constexpr bool is_signed(Type t) { return t == Type::s8 || t == Type::s16 || t == Type::s32 || t == Type::s64; }
+constexpr bool is_float(Type t) {
+  return t == Type::f16 || t == Type::bf16 || t == Type::f32 || t == Type::f64 || t == Type::f16x2 || t == Type::bf16x2;
+}
 
 enum class Space : std::uint8_t { generic, global, shared, param, local, constant };
 
 enum class Op : std::uint16_t {
   mov, pack, unpack,  // mov to/from a vector {a, b}
   add, sub, mul_lo, mul_hi, mul_wide, mad_lo, mad_hi, mad_wide, div, rem, min, max, neg, abs,
-  and_, or_, xor_, not_, shl, shr, bfe, popc, clz, brev, shf_l, shf_r, prmt,
-  fma, mul_f, add_f, sub_f, div_f, rcp, sqrt,
+  and_, or_, xor_, not_, shl, shr, bfe, bfi,
+  fma, mul_f, add_f, sub_f,
   setp, selp, cvt, cvta_to, cvta_from,
   ld, st, ldmatrix,
-  bra, exit, bar_sync, bar_warp_sync, membar,
+  bra, exit, bar_sync, bar_warp_sync,
   cp_async, cp_async_commit, cp_async_wait, cp_async_wait_all,
   mma_sync, wmma_load, wmma_store, wmma_mma,
-  // Hopper
-  mbarrier_init, mbarrier_arrive, mbarrier_arrive_expect_tx, mbarrier_try_wait_parity, fence_proxy,
-  tma_load_2d, wgmma_fence, wgmma_mma, wgmma_commit, wgmma_wait, setmaxnreg, elect_sync,
+  // Hopper: mbarriers, TMA, wgmma; fences and register reallocation change nothing simulated
+  mbarrier_init, mbarrier_arrive, mbarrier_try_wait_parity, tma_load_2d,
+  wgmma_mma, wgmma_commit, wgmma_wait, no_effect,
 };
 
 // Metrics class of an instruction.
@@ -55,7 +69,7 @@ struct Instr {
   std::uint8_t cmp = 0;     // setp's comparison
   std::uint8_t rounding = 0;
   bool saturate = false;
-  bool flag = false;        // op-specific: .trans, .hi, .wrap, .zero-fill size present, ...
+  bool trans = false;       // ldmatrix .trans
   int vec = 1;              // .v2/.v4, ldmatrix .x1/.x2/.x4, cp.async size in bytes
   int guard = -1;           // predicate slot, or -1
   bool guard_negated = false;
@@ -66,6 +80,10 @@ struct Instr {
   std::int64_t imm = 0;     // a compile-time integer (wait_group's N, a branch target, ...)
   int matrix = 0;           // wmma: 0 for A, 1 for B, 2 for C and D
   bool a_col = false, b_col = false;  // wmma layouts: column-major A (load: the fragment's), B
+  // Address operands beyond the first (TMA: the tensor map, the mbarrier): base slot, offset.
+  std::vector<std::pair<int, std::int64_t>> addresses;
+  int wgmma_n = 0;  // wgmma: N of m64nNk16
+  int scale_a = 1, scale_b = 1, trans_a = 0, trans_b = 0;
   std::string modifiers;    // the whole form, for messages
   int line = 0;
   std::string text;

@@ -1,6 +1,5 @@
 // The systolic backend: each preset is a device. Its memory is host memory, and the time of a
 // run is the simulated time of the last GEMM run on it (cycles / clock), which never varies.
-#include <cstring>
 
 #include "gemmlab/buffer.hpp"
 #include "gemmlab/systolic.hpp"
@@ -30,18 +29,10 @@ DeviceInfo describe(const ArraySpec& a, int index) {
   return d;
 }
 
-class SimulatedDevice final : public Device {
+class SimulatedDevice final : public HostMemoryDevice {
  public:
   SimulatedDevice(ArraySpec array, int index) : array_(std::move(array)), info_(describe(array_, index)) {}
   const DeviceInfo& info() const override { return info_; }
-  std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return allocate_host_buffer(bytes); }
-  void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
-    if (bytes > 0) std::memcpy(dst.data(), src, bytes);
-  }
-  void download(void* dst, DeviceBuffer& src, std::size_t bytes) override {
-    if (bytes > 0) std::memcpy(dst, src.data(), bytes);
-  }
-  void synchronize() override {}
   // A timed run asks only for the simulated time: the analytic counts, which are the cycle
   // engine's (the tests check it on random cases). C is computed, and checked, by the
   // evaluator's untimed run.
