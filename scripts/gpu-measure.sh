@@ -492,7 +492,8 @@ fi
 # gemmlab must see the GPU before verify and tune are worth running.
 if ! $dry_run && { [ -n "${want_step[verify]:-}" ] || [ -n "${want_step[tune]:-}" ]; }; then
   listed=$("$gemmlab" devices --no-measure 2>&1 || true)
-  if ! grep -q '^cuda:' <<<"$listed"; then
+  # The PTX simulator's devices (sim-sm_90a, sim-sm_80) are always listed; the GPU must be there too.
+  if ! grep '^cuda:' <<<"$listed" | grep -vq ' sim-sm_'; then
     summarize devices "" failed 1
     stop "gemmlab lists no cuda device although nvidia-smi lists $gpu_name: is $gemmlab built with CUDA (GEMMLAB_WITH_CUDA), and does the driver work?"
   fi

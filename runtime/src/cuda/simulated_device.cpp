@@ -30,7 +30,7 @@ DeviceInfo describe(const SimulatedTarget& t, int index) {
   d.backend = "cuda";
   d.index = index;
   d.name = "sim-" + t.arch;
-  d.vendor = "NVIDIA " + part.name + " limits, simulated by the PTX simulator";
+  d.vendor = part.vendor + ", simulated by the PTX simulator with the limits of the " + part.name;
   d.cores = part.limits.multiprocessors;
   d.simd_width_bits = 32 * 32;
   d.features = {"sm_" + std::to_string(t.compute_capability), "simulated"};
