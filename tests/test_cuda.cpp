@@ -272,6 +272,13 @@ TEST(CudaSimulatedDevices, RunReportsCountsAndNoTimeAndTuneRefuses) {
   EXPECT_TRUE(j["gflops"].is_null()) << run.out;
   EXPECT_GT(j["simulated_counts"]["fma_flops"].get<double>(), 0);
   EXPECT_GT(j["simulated_counts"]["global_load_sectors"].get<double>(), 0);
+  // 03's default block has 32 x 32 threads: an SM holds at most 2048 threads, so at most 2 blocks.
+  const nlohmann::json& c = j["simulated_counts"];
+  EXPECT_GT(c["registers_per_thread"].get<double>(), 0);
+  EXPECT_GE(c["blocks_per_sm"].get<double>(), 1);
+  EXPECT_LE(c["blocks_per_sm"].get<double>(), 2);
+  EXPECT_EQ(c["warps_per_sm"].get<double>(), 32 * c["blocks_per_sm"].get<double>());
+  EXPECT_EQ(c["shared_bytes_per_block"].get<double>(), 2 * 32 * 32 * 4);
   const testing::CliResult tune = testing::run_cli("tune --backend cuda --kernel 01_naive --m 64 --n 64 --k 64");
   EXPECT_EQ(tune.status, 2) << tune;
   EXPECT_TRUE(contains(tune.err, "simulated")) << tune;

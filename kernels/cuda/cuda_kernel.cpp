@@ -214,7 +214,7 @@ class SimulatedExecutable final : public Executable {
   SimulatedExecutable(SimulatedDevice& device, const CompiledModule& module, const CudaKernelSpec& spec,
                       const Config& config, const Problem& p, const Launch& launch)
       : device_(device), spec_(spec), config_(config), problem_(p), launch_(launch),
-        program_(simulated_program(module)) {
+        program_(simulated_program(module)), usage_(module.usage) {
     if (spec_.tensor_maps) {
       a_ = tma_operand(p.m, p.k, p.lda, p.precision);
       b_ = tma_operand(p.k, p.n, p.ldb, p.precision);
@@ -249,7 +249,9 @@ class SimulatedExecutable final : public Executable {
     if (b_.staged) l.regions.push_back(region(b_staging_.data(), b_staging_.size(), "B (staged for TMA)"));
     l.label = spec_.name + " [" + to_string(config_) + "] on " + device_.info().name;
     l.host_threads = device_.host_threads();
-    device_.record(ptx::sim::launch(*program_, l));
+    ptx::sim::Metrics counts = ptx::sim::launch(*program_, l);
+    set_occupancy(counts);
+    device_.record(counts);
   }
 
  private:
@@ -266,12 +268,35 @@ class SimulatedExecutable final : public Executable {
     return staging.data();
   }
 
+  // The compiler's registers and shared memory, and the blocks (and warps) of this launch an SM of
+  // the simulated chip holds at once: the least that its register file, its shared memory, its
+  // 2048 resident threads and 32 resident blocks allow (CUDA C++ Programming Guide, "Technical
+  // Specifications per Compute Capability", 8.0 and 9.0; registers allocated per warp in units of
+  // 256).
+  void set_occupancy(ptx::sim::Metrics& counts) const {
+    if (!usage_.known) return;
+    const GpuLimits& gpu = *device_.info().gpu;
+    const std::int64_t threads = std::int64_t{launch_.block.x} * launch_.block.y * launch_.block.z;
+    const std::int64_t warps = (threads + 31) / 32;
+    const std::int64_t shared = usage_.shared_bytes + static_cast<std::int64_t>(launch_.shared_bytes);
+    const std::int64_t registers_per_warp = (std::int64_t{usage_.registers} * 32 + 255) / 256 * 256;
+    std::int64_t blocks = std::min<std::int64_t>(2048 / std::max<std::int64_t>(threads, 1), 32);
+    if (registers_per_warp > 0) blocks = std::min(blocks, gpu.registers_per_sm / (registers_per_warp * warps));
+    // The runtime reserves 1 KB of an SM's shared memory per resident block (same guide, 8.0/9.0).
+    if (gpu.shared_bytes_per_sm > 0) blocks = std::min(blocks, gpu.shared_bytes_per_sm / (shared + 1024));
+    counts.registers_per_thread = usage_.registers;
+    counts.shared_bytes_per_block = shared;
+    counts.blocks_per_sm = blocks;
+    counts.warps_per_sm = blocks * warps;
+  }
+
   SimulatedDevice& device_;
   const CudaKernelSpec& spec_;
   Config config_;
   Problem problem_;
   Launch launch_;
   std::shared_ptr<const ptx::sim::Program> program_;
+  ResourceUsage usage_;
   TmaOperand a_, b_;
   std::vector<std::byte> a_staging_, b_staging_;
 };

@@ -56,6 +56,9 @@ struct Metrics {
   std::int64_t shared_requests = 0, shared_wavefronts = 0, shared_bytes = 0;
   std::int64_t barriers = 0;  // bar.sync executed (per warp)
   std::int64_t cp_async_bytes = 0, tma_bytes = 0;
+  // What the compiler gave the kernel (ptxas's report) and the occupancy it allows on the
+  // simulated chip: set by the caller that knows them (the simulated CUDA device), 0 otherwise.
+  std::int64_t registers_per_thread = 0, shared_bytes_per_block = 0, blocks_per_sm = 0, warps_per_sm = 0;
 
   std::int64_t warp_instructions() const { return fp32 + fp64 + integer + memory + control + sync + tensor + other; }
   Metrics& operator+=(const Metrics& o);

@@ -85,7 +85,11 @@ class Simulated final : public SimulatedDevice {
             {"shared_bytes", d(m.shared_bytes)},
             {"barriers", d(m.barriers)},
             {"cp_async_bytes", d(m.cp_async_bytes)},
-            {"tma_bytes", d(m.tma_bytes)}};
+            {"tma_bytes", d(m.tma_bytes)},
+            {"registers_per_thread", d(m.registers_per_thread)},
+            {"shared_bytes_per_block", d(m.shared_bytes_per_block)},
+            {"blocks_per_sm", d(m.blocks_per_sm)},
+            {"warps_per_sm", d(m.warps_per_sm)}};
   }
 
  private:
