@@ -244,6 +244,23 @@ TEST(CliVerify, BadShapeOrUnknownKernelExits2) {
   EXPECT_TRUE(exits_2_saying("verify --kernel nope --shapes 1x1x1", {"01_naive"}));
 }
 
+TEST(CliVerify, SampleAddsConfigurationsFromTheSpaceAndRejectsWhatIsNotACount) {
+  const json plain = run_json("verify --kernel 03_cache_blocked --shapes 7x13x5 --precision fp32 --json");
+  const json sampled = run_json("verify --kernel 03_cache_blocked --shapes 7x13x5 --precision fp32 --sample 5 --json");
+  ASSERT_TRUE(plain.is_object() && sampled.is_object()) << plain << sampled;
+  EXPECT_EQ(sampled["failed"], 0) << sampled.dump(2);
+  std::set<std::string> before, after;
+  for (const json& c : plain["cases"]) before.insert(c["params"].dump());
+  for (const json& c : sampled["cases"]) after.insert(c["params"].dump());
+  EXPECT_TRUE(std::includes(after.begin(), after.end(), before.begin(), before.end()));
+  EXPECT_GT(after.size(), before.size()) << "the 5 sampled configurations cannot all be extremes";
+  EXPECT_LE(after.size(), before.size() + 5);
+  for (const char* bad : {"x", "-3", "5x", "1e3"})
+    EXPECT_TRUE(exits_2_saying(std::string("verify --kernel 01_naive --shapes 1x1x1 --sample '") + bad + "'",
+                               {"--sample"}))
+        << bad;
+}
+
 TEST(CliVerify, KernelNeedingHiddenInstructionSetIsReportedUnsupported) {
   const CliResult r = run_cli("verify --kernel 05_packed_avx512 --shapes 1x1x1 --json", "GEMMLAB_CPU_DISABLE=avx512f");
   ASSERT_EQ(r.status, 0) << "unsupported is not a failure\n" << r;

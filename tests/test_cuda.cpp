@@ -29,9 +29,11 @@ std::vector<std::string> cuda_kernel_names() { return testing::kernel_names("cud
 
 class EveryCudaKernel : public ::testing::TestWithParam<std::string> {};
 
+// The default configuration, the extremes and three configurations sampled across the space
+// (bench/ptx_forms.py checks whole spaces): each compiles, and its PTX decodes for the simulator.
 TEST_P(EveryCudaKernel, CompilesForEveryTargetWithoutSpillsAndWithinSharedMemory) {
   const Kernel& kernel = registry().kernel("cuda", GetParam());
-  const auto cases = compile_check_kernel(kernel, {});
+  const auto cases = compile_check_kernel(kernel, {}, 3);
   ASSERT_FALSE(cases.empty());
   std::set<std::string> targets;
   bool saw_default = false;
@@ -41,6 +43,8 @@ TEST_P(EveryCudaKernel, CompilesForEveryTargetWithoutSpillsAndWithinSharedMemory
     targets.insert(c.report.target);
     saw_default = saw_default || c.is_default;
     EXPECT_GT(c.report.registers, 0) << "no ptxas resource report for " << to_string(c.config);
+    EXPECT_TRUE(c.report.ptx_forms.count("ret") || c.report.ptx_forms.count("exit"))
+        << "the simulator's decoded forms lack the kernel's return: " << to_string(c.config);
   }
   EXPECT_TRUE(saw_default);
   EXPECT_TRUE(targets.count("sm_90a")) << "every kernel compiles for Hopper";

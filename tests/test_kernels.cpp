@@ -1,11 +1,13 @@
 // Every CPU kernel against the fp64 reference: the verification plan's shapes x precisions x
 // scalars x {packed, padded} with the default configuration; empty and zero-depth problems;
 // the extremes of each parameter range; rejection of bad configurations.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -315,6 +317,30 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
   // 03: NC 1024 -> 512 and KC 256 -> 64 (3 places; as near as NC -> 128, and first in enumeration
   // order, which has smaller KC first).
   EXPECT_EQ(blocked.default_config(small, Precision::fp32), (Config{{"MC", 64}, {"KC", 64}, {"NC", 512}}));
+}
+
+// The verification plan's sample: after the extremes, configurations at equal steps through the
+// valid space in enumeration order, none twice; the whole space when asked for more than it has.
+TEST(VerificationSample, SpreadsOverTheValidSpaceAfterTheExtremes) {
+  SearchSpace s;
+  s.add("A", {1, 2, 3, 4, 5, 6, 7, 8, 9}, "").add("B", {1, 2}, "");
+  s.require("A + B <= 9");  // valid: A=1..8 with B=1 and A=1..7 with B=2, A-major: 15 in all
+  const Config defaults{{"A", 4}, {"B", 1}};
+  const std::vector<Config> extremes = s.extremes(defaults);
+  EXPECT_EQ(sampled_configurations(s, defaults, 0), extremes);
+
+  const std::vector<Config> three = sampled_configurations(s, defaults, 3);
+  ASSERT_GE(three.size(), extremes.size());
+  EXPECT_TRUE(std::equal(extremes.begin(), extremes.end(), three.begin())) << "the extremes come first";
+  // Steps through the 15 valid configurations: indices 0, 7 and 14: (1,1), (4,2), (8,1).
+  for (const Config& c : {Config{{"A", 1}, {"B", 1}}, Config{{"A", 4}, {"B", 2}}, Config{{"A", 8}, {"B", 1}}})
+    EXPECT_EQ(std::count(three.begin(), three.end(), c), 1) << to_string(c);
+  EXPECT_LE(three.size(), extremes.size() + 3);
+
+  const std::vector<Config> all = sampled_configurations(s, defaults, 1000);
+  EXPECT_EQ(all.size(), 15u);
+  const std::vector<Config> valid = s.enumerate();
+  EXPECT_EQ(std::set<Config>(all.begin(), all.end()), std::set<Config>(valid.begin(), valid.end()));
 }
 
 TEST(KernelRegistry, HoldsTheFiveCpuKernelsInCurriculumOrder) {

@@ -1,5 +1,6 @@
-// gemmlab verify: every kernel (default configuration and the extremes of its parameter ranges)
-// against the fp64 reference on a list of awkward shapes. Exit status 1 when any case fails.
+// gemmlab verify: every kernel (default configuration and the extremes of its parameter ranges,
+// optionally a sample of its space) against the fp64 reference on a list of awkward shapes. Exit
+// status 1 when any case fails.
 #include <fmt/core.h>
 
 #include <sstream>
@@ -34,11 +35,11 @@ struct Tally {
 
 // verify --compile-only: the same JSON shape as verify, one case per target, precision and
 // configuration, with the compiler's resource report.
-void compile_only(const std::vector<const Kernel*>& kernels, const std::vector<Precision>& precisions, bool json,
-                  Outcome& outcome) {
+void compile_only(const std::vector<const Kernel*>& kernels, const std::vector<Precision>& precisions,
+                  std::size_t sample, bool json, Outcome& outcome) {
   Tally tally;
   for (const Kernel* kernel : kernels)
-    for (const CompileCase& c : compile_check_kernel(*kernel, precisions)) {
+    for (const CompileCase& c : compile_check_kernel(*kernel, precisions, sample)) {
       nlohmann::json j = {{"backend", c.backend}, {"kernel", c.kernel}, {"status", c.status}, {"reason", c.reason}};
       if (c.status != "unsupported") {
         j["precision"] = to_string(c.precision);
@@ -57,7 +58,7 @@ void compile_only(const std::vector<const Kernel*>& kernels, const std::vector<P
 
 void add_verify_command(CLI::App& app, Outcome& outcome) {
   struct Options {
-    std::string backend, kernel, shapes, precision;
+    std::string backend, kernel, shapes, precision, sample;
     bool padded = false, json = false, compile_only = false;
     std::uint64_t seed = 42;
   };
@@ -74,6 +75,9 @@ void add_verify_command(CLI::App& app, Outcome& outcome) {
                   "one without a valid configuration on the device is reported unsupported)");
   cmd->add_flag("--padded", o->padded, "Also run every case with leading dimensions 3 longer than the rows");
   cmd->add_option("--seed", o->seed, "Seed of the random operands")->capture_default_str();
+  cmd->add_option("--sample", o->sample,
+                  "Also N valid configurations of each kernel spread evenly over its space, or 'all' of them "
+                  "(default: the default configuration and the extremes only)");
   cmd->add_flag("--compile-only", o->compile_only,
                 "Kernels compiled at run time (cuda): compile the default configuration and the extremes for every "
                 "target architecture and check the compiler's resource report; no device needed");
@@ -84,6 +88,19 @@ void add_verify_command(CLI::App& app, Outcome& outcome) {
     options.padded_leading_dimensions = o->padded;
     options.seed = o->seed;
     if (!o->precision.empty()) options.precisions = {parse_precision(o->precision)};
+    if (o->sample == "all") {
+      options.sample = static_cast<std::size_t>(-1);
+    } else if (!o->sample.empty()) {
+      std::size_t used = 0;
+      long long n = -1;
+      try {
+        n = std::stoll(o->sample, &used);
+      } catch (const std::exception&) {
+      }
+      if (n < 0 || used != o->sample.size())
+        throw UsageError("--sample: expected a number of configurations or 'all', got '" + o->sample + "'");
+      options.sample = static_cast<std::size_t>(n);
+    }
     if (!o->shapes.empty()) {
       options.shapes.clear();
       std::stringstream list(o->shapes);
@@ -91,7 +108,7 @@ void add_verify_command(CLI::App& app, Outcome& outcome) {
       while (std::getline(list, item, ',')) options.shapes.push_back(parse_shape(item));
     }
     const auto kernels = select_kernels(o->backend, o->kernel);
-    if (o->compile_only) return compile_only(kernels, options.precisions, o->json, outcome);
+    if (o->compile_only) return compile_only(kernels, options.precisions, options.sample, o->json, outcome);
 
     Tally tally;
     for (const Kernel* kernel : kernels) {

@@ -359,6 +359,14 @@ class CudaKernel final : public Kernel {
     } catch (const CompileError& e) {
       throw ConfigError(e.what());
     }
+    // What the PTX simulator decodes of it (the targets are the simulated devices' architectures;
+    // not kept: a compile check of a whole space decodes thousands of modules).
+    std::map<std::string, int> forms;
+    try {
+      forms = ptx::sim::Program::load(module.ptx, "gemm")->forms();
+    } catch (const ptx::sim::LaunchError& e) {
+      throw ConfigError(std::string("the PTX simulator cannot run it: ") + e.what());
+    }
     // The launch of a representative problem gives the dynamic shared memory.
     const Launch launch = launch_of(spec_, config, Problem::packed(1024, 1024, 1024, precision), gpu);
     return {.target = target.name,
@@ -367,6 +375,7 @@ class CudaKernel final : public Kernel {
             .shared_limit = std::max(gpu.shared_bytes_per_block, gpu.shared_bytes_per_block_optin),
             .spill_bytes = module.usage.spill_store_bytes + module.usage.spill_load_bytes,
             .stack_bytes = module.usage.stack_bytes,
+            .ptx_forms = std::move(forms),
             .log = module.log};
   }
 

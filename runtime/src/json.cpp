@@ -119,7 +119,8 @@ void to_json(nlohmann::json& j, const CompileReport& r) {
        {"spill_bytes", r.spill_bytes},
        {"stack_bytes", r.stack_bytes},
        {"matrix_instructions", r.matrix_instructions},
-       {"instruction_classes", r.instruction_classes}};
+       {"instruction_classes", r.instruction_classes},
+       {"ptx_forms", r.ptx_forms}};
 }
 
 void to_json(nlohmann::json& j, const Traffic& t) {

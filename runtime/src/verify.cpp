@@ -24,6 +24,19 @@ Problem with_padding(Problem p, std::int64_t extra) {
   return p;
 }
 
+std::vector<Config> sampled_configurations(const SearchSpace& space, const Config& defaults, std::size_t sample) {
+  std::vector<Config> configs = space.extremes(defaults);
+  if (sample == 0) return configs;
+  const std::vector<Config> valid = space.enumerate();
+  const std::size_t n = std::min(sample, valid.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    // The i-th of n equal steps through the valid configurations (index 0 .. size-1).
+    const Config& c = valid[n == valid.size() ? i : i * (valid.size() - 1) / std::max<std::size_t>(1, n - 1)];
+    if (std::find(configs.begin(), configs.end(), c) == configs.end()) configs.push_back(c);
+  }
+  return configs;
+}
+
 std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Reference* truth_fp64,
                                       const VerifyOptions& options) {
   std::vector<VerifyCase> cases;
@@ -39,7 +52,8 @@ std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Refe
     if (!kernel.has_precision(precision)) continue;
     const SearchSpace space = kernel.space(info, precision);
     std::vector<Config> configs;
-    if (!space.enumerate(1).empty()) configs = space.extremes(kernel.default_config(info, precision));
+    if (!space.enumerate(1).empty())
+      configs = sampled_configurations(space, kernel.default_config(info, precision), options.sample);
     if (configs.empty()) {  // e.g. buffers too small for any tile of this precision
       VerifyCase c{std::string(kernel.backend()), std::string(kernel.name()), {}, {}, "unsupported", {}, {}};
       c.problem.precision = precision;
@@ -86,7 +100,8 @@ std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Refe
   return cases;
 }
 
-std::vector<CompileCase> compile_check_kernel(const Kernel& kernel, const std::vector<Precision>& precisions) {
+std::vector<CompileCase> compile_check_kernel(const Kernel& kernel, const std::vector<Precision>& precisions,
+                                              std::size_t sample) {
   const std::string backend(kernel.backend()), name(kernel.name());
   const std::vector<CompileTarget> targets = kernel.compile_targets();
   if (targets.empty()) {
@@ -106,7 +121,7 @@ std::vector<CompileCase> compile_check_kernel(const Kernel& kernel, const std::v
     for (Precision precision : precisions.empty() ? kernel.precisions() : precisions) {
       if (!kernel.has_precision(precision)) continue;
       const Config defaults = kernel.default_config(target.device, precision);
-      for (const Config& config : kernel.space(target.device, precision).extremes(defaults)) {
+      for (const Config& config : sampled_configurations(kernel.space(target.device, precision), defaults, sample)) {
         CompileCase c;
         c.backend = backend;
         c.kernel = name;

@@ -32,7 +32,7 @@ void to_json(nlohmann::json& j, const ValidationResult& v);
 void to_json(nlohmann::json& j, const Evaluation& e);
 // What compiling one configuration gave, the same for every backend: {"target", "registers",
 // "scalar_registers", "accumulation_registers", "shared_bytes", "shared_limit", "spill_bytes",
-// "stack_bytes", "matrix_instructions", "instruction_classes"} (AMD: registers are VGPRs, scalar
+// "stack_bytes", "matrix_instructions", "instruction_classes", "ptx_forms"} (AMD: registers are VGPRs, scalar
 // SGPRs, accumulation AGPRs, shared_bytes LDS, spill_bytes scratch per lane).
 void to_json(nlohmann::json& j, const CompileReport& r);
 // {"tile": {"m", "n"}, "bytes_moved", "arithmetic_intensity", "parallel_tiles"}

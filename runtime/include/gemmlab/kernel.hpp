@@ -54,6 +54,9 @@ struct CompileReport {
   // class ("valu", "lds", "global_memory", ...).
   std::map<std::string, int> matrix_instructions = {};
   std::map<std::string, int> instruction_classes = {};
+  // CUDA: the PTX's instruction forms, as the PTX simulator decodes them for a simulated device
+  // (Program::forms): a form the simulator lacks fails the compile check.
+  std::map<std::string, int> ptx_forms = {};
   std::string log;                // the compiler's report
 };
 

@@ -80,6 +80,10 @@ class Program {
   virtual const std::vector<Param>& params() const = 0;
   virtual std::size_t static_shared_bytes() const = 0;
   virtual const std::string& name() const = 0;
+  // The instruction forms of the kernel (the opcode with all its modifiers, "ld.global.nc.v4.f32"),
+  // each with how many instructions of the code have it: what a compile check reports, so that
+  // the forms a kernel's whole search space needs can be listed and counted.
+  virtual std::map<std::string, int> forms() const = 0;
 };
 
 struct Launch {

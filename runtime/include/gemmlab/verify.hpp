@@ -39,17 +39,24 @@ struct VerifyOptions {
   std::vector<Precision> precisions;  // empty: all the kernel supports (fp32, fp64 on the host)
   bool padded_leading_dimensions = false;  // also run each case with ld = row length + 3
   std::uint64_t seed = 42;
+  std::size_t sample = 0;  // also this many configurations spread over the space (sampled_configurations)
 };
 
-// Every case of the plan for one kernel: the default configuration and the extremes of its
-// parameter ranges (SearchSpace::extremes) x shapes x precisions x scalars.
+// The configurations a plan checks: the default and the extremes of the parameter ranges
+// (SearchSpace::extremes), then `sample` more spread evenly over the valid space: the
+// configurations at equal steps through enumerate()'s order, so that every parameter's values
+// appear; the whole valid space when `sample` is at least its size. None listed twice.
+std::vector<Config> sampled_configurations(const SearchSpace& space, const Config& defaults, std::size_t sample);
+
+// Every case of the plan for one kernel: sampled_configurations x shapes x precisions x scalars.
 std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Reference* truth_fp64,
                                       const VerifyOptions& options);
 
 // Compiling without a device (kernels compiled at run time): each target x precision x the
-// default configuration and the extremes. A case fails when the configuration does not compile,
-// needs more shared memory than the target allows, or — at the default configuration — spills
-// registers to local memory (the extremes may: they are the corners of the space, not advice).
+// default configuration, the extremes and `sample` more (sampled_configurations). A case fails
+// when the configuration does not compile, needs more shared memory than the target allows, or —
+// at the default configuration — spills registers to local memory (the others may: they are
+// corners and samples of the space, not advice).
 struct CompileCase {
   std::string backend, kernel;
   Precision precision = Precision::fp32;
@@ -59,7 +66,8 @@ struct CompileCase {
   CompileReport report;
   std::string reason;  // why failed / unsupported
 };
-std::vector<CompileCase> compile_check_kernel(const Kernel& kernel, const std::vector<Precision>& precisions);
+std::vector<CompileCase> compile_check_kernel(const Kernel& kernel, const std::vector<Precision>& precisions,
+                                              std::size_t sample = 0);
 
 // The same problem with every leading dimension `extra` elements longer than its row.
 Problem with_padding(Problem p, std::int64_t extra);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -115,6 +116,11 @@ class Decoded final : public Program {
   const std::vector<Param>& params() const override { return param_list; }
   std::size_t static_shared_bytes() const override { return shared_static; }
   const std::string& name() const override { return kernel_name; }
+  std::map<std::string, int> forms() const override {
+    std::map<std::string, int> counts;
+    for (const Instr& in : code) ++counts[in.modifiers];
+    return counts;
+  }
 };
 
 // Decodes a parsed kernel. Throws LaunchError for a form the interpreter does not support.
