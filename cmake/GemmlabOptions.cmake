@@ -144,3 +144,18 @@ function(gemmlab_detect_kokkos)
   set(GEMMLAB_KOKKOS_VERSION "${version}" PARENT_SCOPE)
   set(GEMMLAB_KOKKOS_FROM_PACKAGE ${from_package} PARENT_SCOPE)
 endfunction()
+
+# gemmlab_python_with(<module> <variable>): the first of Debian's python3 and the PATH's python3
+# that can import <module> (Debian's python3-numpy, python3-matplotlib; the PATH's may be another
+# installation without them), else plain python3.
+function(gemmlab_python_with module variable)
+  set(found python3)
+  foreach(candidate /usr/bin/python3 python3)
+    execute_process(COMMAND ${candidate} -c "import ${module}" RESULT_VARIABLE status OUTPUT_QUIET ERROR_QUIET)
+    if(status EQUAL 0)
+      set(found ${candidate})
+      break()
+    endif()
+  endforeach()
+  set(${variable} ${found} PARENT_SCOPE)
+endfunction()

@@ -10,7 +10,8 @@ packages=(
   libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libsqlite3-dev zlib1g-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
   hipcc libamdhip64-dev
-  python3-matplotlib chromium
+  python3-matplotlib python3-numpy chromium
+  libblas-test
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
 )
 

@@ -231,7 +231,7 @@ TEST(CliVerify, LoopOrderOnTwoShapesPassesEveryCase) {
 }
 
 TEST(CliVerify, PaddedDoublesTheCasesAndUsesLongerLeadingDimensions) {
-  const json j = run_json("verify --kernel 01_naive --shapes 3x4x5 --precision fp64 --padded --json");
+  const json j = run_json("verify --kernel 02_loop_order --shapes 3x4x5 --precision fp64 --padded --json");
   ASSERT_TRUE(j.is_object()) << j;
   EXPECT_EQ(j["cases"].size(), 4u) << "2 scalars x {packed, padded}\n" << j.dump(2);
   std::set<int> ldcs;

@@ -207,10 +207,15 @@ TEST_P(KernelEdgeCases, ExtremeConfigurationsPassOnOddShapes) {
   options.padded_leading_dimensions = true;
   const std::vector<VerifyCase> cases = verify_kernel(cpu_device(), kernel(), &fp64_truth(), options);
   std::size_t expected = 0;
+  const std::size_t layouts = kernel().reads_transposed() ? 4 : 1;  // NN, TN, NT, TT
   for (Precision precision : kernel().precisions())
     expected += kernel().space(cpu_device().info(), precision).extremes(defaults(precision)).size() *
-                options.shapes.size() * options.scalars.size() * 2;
-  EXPECT_EQ(cases.size(), expected) << "one case per configuration x shape x scalars x padding x precision";
+                options.shapes.size() * options.scalars.size() * 2 * layouts;
+  EXPECT_EQ(cases.size(), expected)
+      << "one case per configuration x shape x scalars x padding x layout x precision";
+  std::set<std::string> seen;
+  for (const VerifyCase& c : cases) seen.insert(c.problem.transposes());
+  EXPECT_EQ(seen.size(), layouts);
   int failures = 0;
   for (const VerifyCase& c : cases) {
     EXPECT_EQ(c.status, "passed") << c.kernel << " {" << to_string(c.config) << "} on " << describe(c.problem)
@@ -317,6 +322,19 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
   // 03: NC 1024 -> 512 and KC 256 -> 64 (3 places; as near as NC -> 128, and first in enumeration
   // order, which has smaller KC first).
   EXPECT_EQ(blocked.default_config(small, Precision::fp32), (Config{{"MC", 64}, {"KC", 64}, {"NC", 512}}));
+}
+
+// A kernel that reads A and B untransposed only refuses a transposed problem as unsupported
+// (verify reports it so), before building anything.
+TEST(KernelTransposes, AKernelThatReadsThemUntransposedOnlyIsUnsupported) {
+  const Kernel& blocked = registry().kernel("cpu", "03_cache_blocked");
+  ASSERT_FALSE(blocked.reads_transposed());
+  Problem p = Problem::packed(8, 8, 8);
+  p.trans_b = true;
+  const Config config = blocked.default_config(cpu_device().info(), Precision::fp32);
+  EXPECT_THROW_MENTIONING(blocked.prepare(cpu_device(), p, config), Unsupported, {"03_cache_blocked", "NT"});
+  EXPECT_TRUE(registry().kernel("cpu", "01_naive").reads_transposed());
+  EXPECT_TRUE(registry().kernel("cpu", "05_packed_avx512").reads_transposed());
 }
 
 // The verification plan's sample: after the extremes, configurations at equal steps through the

@@ -61,6 +61,30 @@ TEST(ProblemElements, PaddingBetweenRowsIsCountedButNotAfterTheLastRow) {
   EXPECT_EQ(p.c_elements(), 3u * 10 + 6) << "C: (M-1)*ldc + N";
 }
 
+// A transposed operand is stored the other way round: A as K x M (lda >= M), B as N x K (ldb >= K).
+TEST(ProblemTransposes, StoredShapesLeadingDimensionsAndElementsFollowTheFlags) {
+  Problem p = Problem::packed(3, 5, 7);  // A 3x7, B 7x5
+  EXPECT_EQ(p.transposes(), "NN");
+  p.trans_a = true;
+  p.lda = 3;  // A stored 7 x 3
+  EXPECT_EQ(p.transposes(), "TN");
+  EXPECT_EQ(p.a_rows(), 7);
+  EXPECT_EQ(p.a_cols(), 3);
+  EXPECT_EQ(p.a_elements(), 21u);
+  EXPECT_NO_THROW(validate(p));
+  p.lda = 2;
+  EXPECT_THROW_MENTIONING(validate(p), std::invalid_argument, {"lda=2", "3"});
+  p.lda = 4;
+  EXPECT_EQ(p.a_elements(), 6u * 4 + 3);  // padding between the 7 stored rows, none after the last
+  p.trans_b = true;  // B stored 5 x 7: ldb >= 7
+  EXPECT_EQ(p.transposes(), "TT");
+  EXPECT_THROW_MENTIONING(validate(p), std::invalid_argument, {"ldb=5", "7"});
+  p.ldb = 7;
+  EXPECT_NO_THROW(validate(p));
+  EXPECT_EQ(p.b_elements(), 35u);
+  EXPECT_THROW_MENTIONING(require_untransposed(p, "somelib"), std::invalid_argument, {"somelib", "TT"});
+}
+
 TEST(ProblemValidate, ZeroDimensionsAreLegal) {
   for (auto [m, n, k] : {std::tuple{0, 5, 3}, std::tuple{5, 0, 3}, std::tuple{5, 3, 0},
                          std::tuple{0, 0, 0}, std::tuple{0, 0, 7}}) {

@@ -80,24 +80,7 @@ ConfigResult aborted_result(const Config& config, double time_s, const std::stri
   return r;
 }
 
-// Sets an environment variable for the lifetime of the object (unset when `value` is null).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    if (old != nullptr) old_ = old;
-    if (value != nullptr) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
-    else ::unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 // Runs `sql` on a database through the SQLite C API (to make files the cache must refuse).
 void sqlite_exec(const std::string& path, const std::string& sql) {

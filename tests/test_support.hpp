@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "gemmlab/builtin.hpp"
 #include "gemmlab/cpu.hpp"
@@ -21,6 +23,27 @@
 #include <vector>
 
 namespace gemmlab::testing {
+
+// Sets an environment variable for the lifetime of the object (unset when `value` is null), then
+// restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value != nullptr) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_.c_str(), old_->c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
 
 // A fresh directory per test (named after it and the process), removed afterwards.
 class Scratch {

@@ -38,6 +38,7 @@ void add_worker_command(CLI::App& app, Outcome& outcome);
 void add_simulate_command(CLI::App& app, Outcome& outcome);
 void add_sweep_command(CLI::App& app, Outcome& outcome);
 void add_report_command(CLI::App& app, Outcome& outcome);
+void add_blas_table_command(CLI::App& app, Outcome& outcome);
 
 // The kernels named by --backend / --kernel ("" = all); unknown names are UsageErrors.
 std::vector<const Kernel*> select_kernels(const std::string& backend, const std::string& kernel);

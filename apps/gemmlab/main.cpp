@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   cli::add_simulate_command(app, outcome);
   cli::add_sweep_command(app, outcome);
   cli::add_report_command(app, outcome);
+  cli::add_blas_table_command(app, outcome);
   cli::add_worker_command(app, outcome);
   try {
     app.parse(argc, argv);

@@ -135,6 +135,7 @@ void add_verify_command(CLI::App& app, Outcome& outcome) {
         }
         if (c.status != "unsupported") {
           j["shape"] = c.problem.shape();
+          j["transposes"] = c.problem.transposes();
           j["precision"] = to_string(c.problem.precision);
           j["alpha"] = c.problem.alpha;
           j["beta"] = c.problem.beta;
@@ -147,8 +148,8 @@ void add_verify_command(CLI::App& app, Outcome& outcome) {
         }
         j["reason"] = c.validation.reason;
         if (!o->json && c.status != "passed")
-          fmt::print("{:<11} {}/{} {} {} alpha={} beta={} [{}] {}\n", c.status, c.backend, c.kernel,
-                     c.problem.shape(), to_string(c.problem.precision), c.problem.alpha, c.problem.beta,
+          fmt::print("{:<11} {}/{} {} {} {} alpha={} beta={} [{}] {}\n", c.status, c.backend, c.kernel,
+                     c.problem.shape(), c.problem.transposes(), to_string(c.problem.precision), c.problem.alpha, c.problem.beta,
                      to_string(c.config), c.validation.reason);
         tally.add(c.status, std::move(j));
       }

@@ -16,6 +16,8 @@
 // every step as slow as the slower core): a thread waits only for a panel not yet packed, and
 // two A buffers in turn let a thread run up to one block ahead of the others.
 // Packing walks the sources in long contiguous runs; its cost is a few percent of the total.
+// Packing is also where a transposed A or B (the BLAS interface's TRANSA/TRANSB, and with them
+// column-major calls) is read: the panels come out the same, so the micro-kernel never knows.
 // Hardware: AVX-512F (32 zmm registers; masked loads/stores for the right edge of C), the cache
 // hierarchy (sizes read from the OS), several cores (OpenMP), 2 MiB pages for the packed blocks.
 // Parameters: MR, NV (compile-time variants; NR = NV * lanes), MC, KC, NC (run time), threads.
@@ -169,6 +171,34 @@ void pack_b_block(const T* b, std::int64_t ldb, std::int64_t depth, std::int64_t
   }
 }
 
+// The same panels from transposed sources. A stored K x M: the MR values of a panel's k-step lie
+// side by side (one contiguous run per k). B stored N x K: each column of a panel is a contiguous
+// run along k, dealt out with stride NR.
+template <class T>
+void pack_a_panel_transposed(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t depth, int mr, T* packed) {
+  for (std::int64_t k = 0; k < depth; ++k) {
+    std::memcpy(packed + k * mr, a + k * lda, sizeof(T) * static_cast<std::size_t>(rows));
+    std::fill(packed + k * mr + rows, packed + (k + 1) * mr, T(0));
+  }
+}
+
+template <class T>
+void pack_b_block_transposed(const T* b, std::int64_t ldb, std::int64_t depth, std::int64_t cols, int nr, T* packed) {
+  const std::int64_t panels = (cols + nr - 1) / nr;
+  for (std::int64_t jp = 0; jp < panels; ++jp) {
+    T* out = packed + jp * depth * nr;
+    const std::int64_t width = std::min<std::int64_t>(nr, cols - jp * nr);
+    for (std::int64_t j = 0; j < nr; ++j) {
+      if (j >= width) {
+        for (std::int64_t k = 0; k < depth; ++k) out[k * nr + j] = T(0);
+        continue;
+      }
+      const T* src = b + (jp * nr + j) * ldb;
+      for (std::int64_t k = 0; k < depth; ++k) out[k * nr + j] = src[k];
+    }
+  }
+}
+
 // Waits until `ready()` holds: a short spin (the other core is normally microseconds away), then
 // yielding the core, so that on a machine with more runnable threads than cores the thread being
 // waited for gets to run instead of the waiter burning its time slice.
@@ -234,13 +264,19 @@ class PackedRoutine {
           for (int t = 0; t < team; ++t)
             wait_until([&] { return thread_step_[t].done.load(std::memory_order_acquire) >= step - 2; });
           for (std::int64_t ip = own_first; ip < own_end; ++ip) {
-            variant.pack_a(a + (ic + ip * mr_) * p.lda + pc, p.lda, std::min<std::int64_t>(mr_, mc - ip * mr_),
-                           kc, a_pack + ip * kc * mr_);
+            const std::int64_t rows = std::min<std::int64_t>(mr_, mc - ip * mr_);
+            if (p.trans_a)
+              pack_a_panel_transposed(a + pc * p.lda + ic + ip * mr_, p.lda, rows, kc, mr_, a_pack + ip * kc * mr_);
+            else
+              variant.pack_a(a + (ic + ip * mr_) * p.lda + pc, p.lda, rows, kc, a_pack + ip * kc * mr_);
             ready[ip].store(step, std::memory_order_release);  // panel ip holds block `step`
           }
           for (std::int64_t jc = first_col; jc < end_col; jc += nc_) {       // loop 3
             const std::int64_t nc = std::min(nc_, end_col - jc);
-            pack_b_block(b + pc * p.ldb + jc, p.ldb, kc, nc, nr, b_pack);
+            if (p.trans_b)
+              pack_b_block_transposed(b + jc * p.ldb + pc, p.ldb, kc, nc, nr, b_pack);
+            else
+              pack_b_block(b + pc * p.ldb + jc, p.ldb, kc, nc, nr, b_pack);
             for (std::int64_t i = 0; i < a_panels; ++i) {                    // loop 2
               // Own panels first; by the time the others' are needed they are long packed.
               // No barrier: a thread waits only for a panel it needs that is not ready yet.
@@ -313,6 +349,8 @@ class PackedAvx512 final : public CpuKernel {
         .require("MC*KC*elem <= L3", "the shared A block stays in L3");
     return s;
   }
+
+  bool reads_transposed() const override { return true; }
 
   // The blocks this step was tuned to; where the caches are too small for them, default_config
   // takes the nearest valid configuration.

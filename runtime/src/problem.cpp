@@ -92,12 +92,20 @@ void check_operand(const char* name, std::int64_t rows, std::int64_t cols, std::
 }
 }  // namespace
 
-std::size_t Problem::a_elements() const { return span(m, k, lda); }
-std::size_t Problem::b_elements() const { return span(k, n, ldb); }
+std::size_t Problem::a_elements() const { return span(a_rows(), a_cols(), lda); }
+std::size_t Problem::b_elements() const { return span(b_rows(), b_cols(), ldb); }
 std::size_t Problem::c_elements() const { return span(m, n, ldc); }
 
 std::string Problem::shape() const {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+std::string Problem::transposes() const { return std::string(trans_a ? "T" : "N") + (trans_b ? "T" : "N"); }
+
+void require_untransposed(const Problem& p, std::string_view who) {
+  if (p.transposed())
+    throw std::invalid_argument(std::string(who) + " reads A and B untransposed only (this problem is " +
+                                p.transposes() + ")");
 }
 
 void validate(const Problem& p) {
@@ -118,8 +126,8 @@ void validate(const Problem& p) {
        std::abs(p.beta) > 0x1p31))
     throw std::invalid_argument("int8 GEMMs take whole-number alpha and beta (their C is int32)");
   std::size_t elem = element_size(p.precision);
-  check_operand("A", p.m, p.k, p.lda, "lda", elem);
-  check_operand("B", p.k, p.n, p.ldb, "ldb", elem);
+  check_operand("A", p.a_rows(), p.a_cols(), p.lda, "lda", elem);
+  check_operand("B", p.b_rows(), p.b_cols(), p.ldb, "ldb", elem);
   check_operand("C", p.m, p.n, p.ldc, "ldc", output_element_size(p.precision));
 }
 

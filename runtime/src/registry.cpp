@@ -38,6 +38,8 @@ std::unique_ptr<Executable> Kernel::prepare(Device& device, const Problem& probl
   const DeviceInfo& info = device.info();
   require_runs(*this, info, problem.precision);
   validate(problem);
+  if (problem.transposed() && !reads_transposed())
+    throw Unsupported(d_.name + " reads A and B untransposed only (this problem is " + problem.transposes() + ")");
   const SearchSpace s = space(info, problem.precision);
   if (!s.is_valid(config) && s.enumerate(1).empty()) throw Unsupported(no_valid_configuration_message(*this, info, problem.precision));
   s.check(config);

@@ -165,6 +165,15 @@ void fill_matrix(HostBuffer<std::byte>& buffer, std::vector<double>& copy, std::
     }
 }
 
+// The cols x rows transpose of a packed rows x cols matrix.
+std::vector<double> transposed(const std::vector<double>& v, std::int64_t rows, std::int64_t cols) {
+  std::vector<double> t(v.size());
+  for (std::int64_t i = 0; i < rows; ++i)
+    for (std::int64_t j = 0; j < cols; ++j)
+      t[static_cast<std::size_t>(j * rows + i)] = v[static_cast<std::size_t>(i * cols + j)];
+  return t;
+}
+
 // The alpha/beta a kernel of precision p actually multiplies by (in its accumulation type).
 double rounded(double x, Precision p) { return representable(x, output_storage(p)); }
 }  // namespace
@@ -179,8 +188,11 @@ HostCase::HostCase(const Problem& problem, std::uint64_t seed) : problem_(proble
   fill_poison(a_, in);
   fill_poison(b_, in);
   fill_poison(c_, out);
-  fill_matrix(a_, a64_, problem.m, problem.k, problem.lda, in, seed);
-  fill_matrix(b_, b64_, problem.k, problem.n, problem.ldb, in, seed + 1);
+  fill_matrix(a_, a64_, problem.a_rows(), problem.a_cols(), problem.lda, in, seed);
+  fill_matrix(b_, b64_, problem.b_rows(), problem.b_cols(), problem.ldb, in, seed + 1);
+  // The fp64 copies hold op(A) and op(B): the truth is computed untransposed.
+  if (problem.trans_a) a64_ = transposed(a64_, problem.k, problem.m);
+  if (problem.trans_b) b64_ = transposed(b64_, problem.n, problem.k);
   if (problem.beta != 0) {
     fill_matrix(c_, c64_, problem.m, problem.n, problem.ldc, out, seed + 2);
   } else {

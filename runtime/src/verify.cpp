@@ -18,8 +18,8 @@ std::vector<Problem> default_verification_shapes() {
 std::vector<Scalars> default_verification_scalars() { return {{1.0, 0.0}, {-0.75, 1.25}}; }
 
 Problem with_padding(Problem p, std::int64_t extra) {
-  p.lda = std::max<std::int64_t>(1, p.k) + extra;
-  p.ldb = std::max<std::int64_t>(1, p.n) + extra;
+  p.lda = std::max<std::int64_t>(1, p.a_cols()) + extra;
+  p.ldb = std::max<std::int64_t>(1, p.b_cols()) + extra;
   p.ldc = std::max<std::int64_t>(1, p.n) + extra;
   return p;
 }
@@ -67,10 +67,16 @@ std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Refe
     EvaluationOptions eval;
     eval.seed = options.seed;
     eval.time = false;
+    // A kernel that reads transposed operands is checked in all four layouts (NN, TN, NT, TT).
+    const int layouts = kernel.reads_transposed() ? 4 : 1;
     for (Problem shape : options.shapes)
       for (Scalars s : options.scalars)
-        for (int padded = 0; padded <= (options.padded_leading_dimensions ? 1 : 0); ++padded) {
-          Problem p = padded ? with_padding(shape, 3) : shape;
+        for (int case_layout = 0; case_layout < 2 * layouts; ++case_layout) {
+          if (case_layout % 2 == 1 && !options.padded_leading_dimensions) continue;
+          const bool padded = case_layout % 2 == 1;
+          shape.trans_a = (case_layout / 2 & 1) != 0;
+          shape.trans_b = (case_layout / 2 & 2) != 0;
+          Problem p = with_padding(shape, padded ? 3 : 0);
           p.precision = precision;
           p.alpha = s.alpha;
           p.beta = s.beta;

@@ -44,9 +44,11 @@ ConfigResult InProcessRunner::run(const Config& config, double abort_above_s, do
 
 CacheKey cache_key(const DeviceInfo& device, const Kernel& kernel, const Problem& problem) {
   char layout[160];
-  std::snprintf(layout, sizeof layout, "row-major lda=%lld ldb=%lld ldc=%lld alpha=%.17g beta=%.17g",
+  // A transposed problem says so at the end; an untransposed one keeps the key it always had.
+  std::snprintf(layout, sizeof layout, "row-major lda=%lld ldb=%lld ldc=%lld alpha=%.17g beta=%.17g%s%s",
                 static_cast<long long>(problem.lda), static_cast<long long>(problem.ldb),
-                static_cast<long long>(problem.ldc), problem.alpha, problem.beta);
+                static_cast<long long>(problem.ldc), problem.alpha, problem.beta,
+                problem.transposed() ? " transposes=" : "", problem.transposed() ? problem.transposes().c_str() : "");
   return {.device = fingerprint(device), .backend = std::string(kernel.backend()), .kernel = std::string(kernel.name()),
           .kernel_hash = kernel.source_hash(), .m = problem.m, .n = problem.n, .k = problem.k,
           .precision = std::string(to_string(problem.precision)), .layout = layout};

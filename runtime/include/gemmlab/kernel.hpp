@@ -112,8 +112,12 @@ class Kernel {
   // accepts it, else the space's nearest valid configuration (SearchSpace::nearest_valid). Throws
   // Unsupported, naming the device and the precision, when the space has no valid configuration.
   Config default_config(const DeviceInfo& device, Precision precision) const;
-  // Checks the device (Unsupported), the problem and the precision (std::invalid_argument) and
-  // the configuration (ConfigError), then builds it. A problem with M or N zero computes nothing:
+  // Whether it takes problems with a transposed A or B (Problem::trans_a, trans_b), read in its
+  // packing; by default not.
+  virtual bool reads_transposed() const { return false; }
+  // Checks the device (Unsupported), the problem and the precision (std::invalid_argument; a
+  // transposed operand the kernel cannot read: Unsupported) and the configuration (ConfigError),
+  // then builds it. A problem with M or N zero computes nothing:
   // it gets an executable that does nothing, without build().
   std::unique_ptr<Executable> prepare(Device& device, const Problem& problem, const Config& config) const;
   // A hash of everything that decides what the built kernel does and how fast: its source, the

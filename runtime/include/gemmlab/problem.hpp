@@ -1,6 +1,11 @@
-// A GEMM problem: C = alpha * A * B + beta * C, all matrices row-major. A and B hold elements of
-// the problem's precision; C holds them too, except for fp16/bf16 (fp32 C) and int8 (int32 C).
-//   A is M x K (lda >= K), B is K x N (ldb >= N), C is M x N (ldc >= N).
+// A GEMM problem: C = alpha * op(A) * op(B) + beta * C, all matrices row-major. A and B hold
+// elements of the problem's precision; C holds them too, except for fp16/bf16 (fp32 C) and int8
+// (int32 C).
+//   op(A) is M x K, op(B) is K x N, C is M x N (ldc >= N). A is stored M x K (lda >= K), or
+//   K x M (lda >= M) when trans_a: op(A) = A^T. Likewise B: K x N (ldb >= N), or N x K (ldb >= K)
+//   when trans_b. A column-major GEMM is the row-major one of C^T = op(B)^T op(A)^T, which is how
+//   the BLAS interface (blas/) passes it on. Kernels take transposed operands only where they say
+//   so (Kernel::reads_transposed).
 // BLAS semantics: a zero dimension is legal; with M or N zero nothing happens, with K zero (or
 // alpha zero) C becomes beta * C; with beta zero C is never read, so NaN in C does not propagate.
 #pragma once
@@ -47,6 +52,7 @@ struct Problem {
   double alpha = 1.0, beta = 0.0;
   std::int64_t lda = 0, ldb = 0, ldc = 0;  // elements between consecutive rows
   Precision precision = Precision::fp32;
+  bool trans_a = false, trans_b = false;   // A stored K x M, B stored N x K (see above)
 
   // Leading dimensions equal to the row lengths (no padding).
   static Problem packed(std::int64_t m, std::int64_t n, std::int64_t k,
@@ -59,7 +65,19 @@ struct Problem {
   std::size_t b_elements() const;
   std::size_t c_elements() const;
   std::string shape() const;  // "MxNxK"
+  bool transposed() const { return trans_a || trans_b; }
+  // "NN", "TN", "NT", "TT": whether A, then B, is stored transposed (BLAS's TRANSA, TRANSB).
+  std::string transposes() const;
+  // Rows and columns of A and B as stored (M x K, or K x M when transposed).
+  std::int64_t a_rows() const { return trans_a ? k : m; }
+  std::int64_t a_cols() const { return trans_a ? m : k; }
+  std::int64_t b_rows() const { return trans_b ? n : k; }
+  std::int64_t b_cols() const { return trans_b ? k : n; }
 };
+
+// Throws std::invalid_argument when `p` has a transposed operand: for a library or kernel that
+// reads A and B untransposed only, named in the message.
+void require_untransposed(const Problem& p, std::string_view who);
 
 // Checks sizes, leading dimensions, alpha/beta; throws std::invalid_argument naming the field.
 void validate(const Problem& p);

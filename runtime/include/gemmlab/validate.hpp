@@ -61,7 +61,7 @@ class HostCase {
  private:
   Problem problem_;
   HostBuffer<std::byte> a_, b_, c_;
-  std::vector<double> a64_, b64_, c64_;  // packed m*k, k*n, m*n fp64 copies of the values
+  std::vector<double> a64_, b64_, c64_;  // packed m*k, k*n, m*n fp64 copies of op(A), op(B), C
   std::vector<double> expected_, scale_;
   bool have_expected_ = false;
 };

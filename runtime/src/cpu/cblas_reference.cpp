@@ -15,9 +15,10 @@
 namespace gemmlab::cpu {
 namespace {
 
-// CBLAS enumerators (cblas.h): CblasRowMajor = 101, CblasNoTrans = 111.
+// CBLAS enumerators (cblas.h): CblasRowMajor = 101, CblasNoTrans = 111, CblasTrans = 112.
 constexpr int cblas_row_major = 101;
 constexpr int cblas_no_trans = 111;
+constexpr int cblas_trans = 112;
 using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*,
                          int, float, float*, int);
 using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*,
@@ -82,14 +83,15 @@ class CblasLibrary final : public Reference {
     const int m = as_blas_int(p.m, "m"), n = as_blas_int(p.n, "n"), k = as_blas_int(p.k, "k");
     const int lda = as_blas_int(p.lda, "lda"), ldb = as_blas_int(p.ldb, "ldb"),
               ldc = as_blas_int(p.ldc, "ldc");
+    const int ta = p.trans_a ? cblas_trans : cblas_no_trans, tb = p.trans_b ? cblas_trans : cblas_no_trans;
     switch (p.precision) {
       case Precision::fp32:
-        sgemm_(cblas_row_major, cblas_no_trans, cblas_no_trans, m, n, k, static_cast<float>(p.alpha),
+        sgemm_(cblas_row_major, ta, tb, m, n, k, static_cast<float>(p.alpha),
                static_cast<const float*>(ops.a), lda, static_cast<const float*>(ops.b), ldb,
                static_cast<float>(p.beta), static_cast<float*>(ops.c), ldc);
         return;
       case Precision::fp64:
-        dgemm_(cblas_row_major, cblas_no_trans, cblas_no_trans, m, n, k, p.alpha,
+        dgemm_(cblas_row_major, ta, tb, m, n, k, p.alpha,
                static_cast<const double*>(ops.a), lda, static_cast<const double*>(ops.b), ldb,
                p.beta, static_cast<double*>(ops.c), ldc);
         return;

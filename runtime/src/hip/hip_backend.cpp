@@ -233,6 +233,7 @@ class Rocblas final : public Reference {
   }
   void set_threads(int) override {}
   void gemm(const Problem& p, const Operands& o) override {
+    require_untransposed(p, name());
     const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
     const int lda = static_cast<int>(p.lda), ldb = static_cast<int>(p.ldb), ldc = static_cast<int>(p.ldc);
     int status = 0;

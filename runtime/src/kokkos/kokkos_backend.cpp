@@ -292,6 +292,7 @@ class KokkosBlasReference final : public Reference {
       set(std::max(1, threads));
   }
   void gemm(const Problem& p, const Operands& o) override {
+    require_untransposed(p, name());
     if (p.precision == Precision::fp32) gemm_typed<float>(p, o);
     else if (p.precision == Precision::fp64) gemm_typed<double>(p, o);
     else throw std::invalid_argument("KokkosBlas::gemm here is fp32 or fp64");

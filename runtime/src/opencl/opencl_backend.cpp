@@ -346,6 +346,7 @@ class ClBlast final : public Reference {
   std::string version() const override { return "CLBlast " GEMMLAB_CLBLAST_VERSION; }
   void set_threads(int) override {}
   void gemm(const Problem& p, const Operands& o) override {
+    require_untransposed(p, name());
     if (p.precision != Precision::fp32 && p.precision != Precision::fp64)
       throw std::invalid_argument("CLBlast's reference GEMM here is fp32 or fp64");
     if (p.m == 0 || p.n == 0) return;

@@ -83,6 +83,7 @@ class HeuristicReference final : public Reference {
   }
   void set_threads(int) override {}
   void gemm(const Problem& problem, const Operands& operands) override {
+    require_untransposed(problem, name());
     const ArraySpec& a = array_of(device_);
     run_mapping(device_, heuristic_mapping(a, problem.precision), problem, operands);
   }

@@ -1,0 +1,103 @@
+// gemmlab blas-table: the BLAS library's dispatch table for this machine's CPU, from the results
+// cache, optionally tuning the shape classes it lacks first (docs/blas.md).
+#include <fmt/core.h>
+
+#include <sstream>
+
+#include "cli.hpp"
+#include "gemmlab/blas_table.hpp"
+#include "gemmlab/json.hpp"
+#include "gemmlab/setup.hpp"
+
+namespace gemmlab::cli {
+
+void add_blas_table_command(CLI::App& app, Outcome& outcome) {
+  struct Options {
+    CacheOptions cache;
+    std::string out, shapes, precision;
+    bool tune = false, json = false;
+    std::size_t budget = 30;
+    double seconds = 0;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("blas-table", "Build the BLAS library's table of tuned kernels for this CPU");
+  add_cache_options(cmd, o->cache, "Results cache to build from, and with --tune to extend (default: the default cache)",
+                    "Build from nothing: a table without entries, every class on the default kernels");
+  cmd->add_option("--out", o->out, "Where to write the table (default: $GEMMLAB_BLAS_TABLE, else "
+                                   "$XDG_CACHE_HOME/gemmlab/blas-table.json, else ~/.cache/gemmlab/blas-table.json)");
+  cmd->add_flag("--tune", o->tune, "First tune 05_packed_avx512 on the shapes whose class the table lacks");
+  cmd->add_option("--shapes", o->shapes,
+                  "Comma-separated MxNxK list to tune (default: the benchmark's shapes, bench/blas_bench.py)");
+  cmd->add_option("--precision", o->precision, "fp32 or fp64 (default: both)");
+  cmd->add_option("--budget", o->budget, "Configurations evaluated per tuned shape")->capture_default_str();
+  cmd->add_option("--max-seconds", o->seconds, "Wall-clock limit per tuned shape (0: none)")->capture_default_str();
+  add_json_flag(cmd, o->json);
+
+  cmd->callback([o, &outcome] {
+    check_cache_options(o->cache);
+    const std::string out = o->out.empty() ? blas_table_path() : o->out;
+    if (out.empty()) throw UsageError("--out: no default location (HOME and XDG_CACHE_HOME are unset)");
+    if (o->budget == 0) throw UsageError("--budget must be at least 1");
+    if (o->tune && o->cache.disabled)
+      throw UsageError("--tune stores what it measures in the results cache: it cannot be used with --no-cache");
+    std::vector<Precision> precisions = {Precision::fp32, Precision::fp64};
+    if (!o->precision.empty()) {
+      precisions = {parse_precision(o->precision)};
+      if (precisions[0] != Precision::fp32 && precisions[0] != Precision::fp64)
+        throw UsageError("--precision: the BLAS library has fp32 and fp64 GEMMs");
+    }
+    std::vector<Problem> shapes = blas_benchmark_shapes();
+    if (!o->shapes.empty()) {
+      shapes.clear();
+      std::stringstream list(o->shapes);
+      for (std::string item; std::getline(list, item, ',');) shapes.push_back(parse_shape(item));
+    }
+
+    Backend& backend = registry().backend("cpu");
+    // The kernels the library runs: those that read transposed operands.
+    std::vector<const Kernel*> kernels;
+    for (const Kernel* k : registry().kernels("cpu"))
+      if (k->reads_transposed()) kernels.push_back(k);
+    std::optional<ResultsCache> cache;
+    if (!o->cache.disabled) {
+      if (o->tune) cache.emplace(o->cache.path.empty() ? ResultsCache::default_path() : o->cache.path);
+      else cache = open_lookup_cache(o->cache);
+    }
+    ResultsCache* source = cache ? &*cache : nullptr;
+    const DeviceInfo info = backend.devices().at(0);
+    BlasTable table = source ? blas_table_from_cache(*source, info, kernels) : BlasTable{};
+    table.device = fingerprint(info);
+    table.device_name = info.name;
+    std::size_t tuned = 0;
+    if (o->tune) {
+      const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+      if (const Support s = packed.supported(info); !s.ok) throw Unsupported("--tune: " + s.reason);
+      EvaluationSetup setup = open_evaluation(backend, {});
+      TuneOptions options;
+      options.budget = {.evaluations = o->budget, .seconds = o->seconds};
+      std::vector<Problem> problems;
+      for (Precision precision : precisions)
+        for (Problem p : shapes) {
+          p.precision = precision;
+          problems.push_back(p);
+        }
+      tuned = tune_missing_classes(*setup.device, packed, setup.truth.get(), setup.reference.get(), *source, table,
+                                   problems, options, [&](const Problem& p) {
+                                     if (!o->json)
+                                       fmt::print("tuning {} {} ({} configurations)\n", p.shape(),
+                                                  to_string(p.precision), o->budget);
+                                   });
+      table = blas_table_from_cache(*source, info, kernels);
+    }
+    if (table.created.empty()) table.created = utc_timestamp();
+    write_blas_table(table, out);
+    outcome.exit_status = 0;
+    if (o->json) return print_json({{"table", out}, {"tuned", tuned}, {"contents", nlohmann::json(table)}});
+    for (const BlasTableEntry& e : table.entries)
+      fmt::print("{:<44} {} {{{}}} ({})\n", to_string(e.shape), e.kernel, to_string(e.config), e.source);
+    fmt::print("{} shape classes for {} -> {}{}\n", table.entries.size(), info.name, out,
+               tuned > 0 ? fmt::format(" ({} shapes tuned now)", tuned) : "");
+  });
+}
+
+}  // namespace gemmlab::cli

@@ -1,0 +1,129 @@
+#include "dispatch.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "cpu_kernels.hpp"
+#include "gemmlab/cpu.hpp"
+#include "gemmlab/device.hpp"
+
+namespace gemmlab::blas {
+
+namespace {
+// A positive integer at the start of `text` (up to a comma: OMP_NUM_THREADS may list levels).
+int positive(const char* text) {
+  if (text == nullptr) return 0;
+  const char* end = text + std::strcspn(text, ",");
+  int value = 0;
+  const auto [ptr, error] = std::from_chars(text, end, value);
+  return error == std::errc() && ptr == end && value > 0 ? value : 0;
+}
+
+bool verbose_from_environment() {
+  const char* v = std::getenv("GEMMLAB_BLAS_VERBOSE");
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
+double volume(const Problem& p) {
+  return static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+}
+}  // namespace
+
+int threads_from_environment(int cores) {
+  if (const int n = positive(std::getenv("GEMMLAB_NUM_THREADS"))) return n;
+  if (const int n = positive(std::getenv("OMP_NUM_THREADS"))) return n;
+  return std::max(1, cores);
+}
+
+Engine& Engine::instance() {
+  static Engine engine;
+  return engine;
+}
+
+Engine::Engine() : verbose_(verbose_from_environment()) {
+  registry_.add_backend(cpu::make_backend());
+  cpu::register_kernels(registry_);
+  Backend& backend = registry_.backend("cpu");
+  device_ = backend.open(0);
+  const DeviceInfo& info = device_->info();
+  naive_ = &registry_.kernel("cpu", "01_naive");
+  const Kernel& packed = registry_.kernel("cpu", "05_packed_avx512");
+  // The space's thread range is 1..cores: more threads than cores are not asked for.
+  threads_ = std::min(threads_from_environment(info.cores), std::max(1, info.cores));
+  if (packed.supported(info).ok) {
+    packed_ = &packed;
+    packed_defaults_[0] = packed.default_config(info, Precision::fp32);
+    packed_defaults_[1] = packed.default_config(info, Precision::fp64);
+  }
+  load_table();
+  if (verbose_)
+    std::fprintf(stderr, "gemmlab-blas: %s, %d thread%s; %s; %zu tuned shape classes\n", info.name.c_str(), threads_,
+                 threads_ == 1 ? "" : "s",
+                 packed_ != nullptr ? "05_packed_avx512 above the small problems" : "no AVX-512: 01_naive for every call",
+                 table_ ? table_->entries.size() : std::size_t{0});
+}
+
+// The table for this device, its entries checked now (a kernel this library has and this CPU
+// runs, a configuration today's space accepts), so that no call fails on a stale entry.
+void Engine::load_table() {
+  const std::string path = blas_table_path();
+  std::error_code error;
+  if (path.empty() || !std::filesystem::exists(path, error)) return;  // no table: the defaults
+  const DeviceInfo& info = device_->info();
+  BlasTable table;
+  try {
+    table = read_blas_table(path);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gemmlab-blas: warning: %s; using the default kernels\n", e.what());
+    return;
+  }
+  if (table.device != fingerprint(info)) {
+    std::fprintf(stderr, "gemmlab-blas: warning: the BLAS table %s was made for %s, not this %s; using the default kernels\n",
+                 path.c_str(), table.device_name.c_str(), info.name.c_str());
+    return;
+  }
+  std::size_t dropped = 0;
+  std::erase_if(table.entries, [&](const BlasTableEntry& e) {
+    const Kernel* k = e.kernel == naive_->name() ? naive_ : packed_ != nullptr && e.kernel == packed_->name() ? packed_ : nullptr;
+    const bool usable = k != nullptr && k->has_precision(e.shape.precision) && k->space(info, e.shape.precision).is_valid(e.config);
+    dropped += !usable;
+    return !usable;
+  });
+  if (dropped > 0)
+    std::fprintf(stderr, "gemmlab-blas: warning: %zu entr%s of the BLAS table %s no longer valid here (kernel or space changed); "
+                 "those classes use the default kernels\n", dropped, dropped == 1 ? "y is" : "ies are", path.c_str());
+  table_ = std::move(table);
+}
+
+void Engine::gemm(const Problem& p, const void* a, const void* b, void* c, std::string_view routine) const {
+  const Kernel* kernel = naive_;
+  Config config;
+  std::string why = "the small path (no packing, no threads)";
+  if (const BlasTableEntry* entry = table_ ? table_->find(p) : nullptr) {
+    kernel = entry->kernel == naive_->name() ? naive_ : packed_;
+    config = entry->config;
+    if (auto t = config.find("threads"); t != config.end()) t->second = std::min<ParamValue>(t->second, threads_);
+    why = entry->source;
+  } else if (packed_ != nullptr && volume(p) >= small_problem_volume) {
+    kernel = packed_;
+    config = packed_defaults_[p.precision == Precision::fp64 ? 1 : 0];
+    const bool one = volume(p) < single_thread_volume;
+    config["threads"] = one ? 1 : threads_;
+    why = one ? "default configuration, one thread (small problem)" : "default configuration";
+  } else if (packed_ == nullptr) {
+    why = "no AVX-512 on this CPU";
+  }
+  if (verbose_)
+    std::fprintf(stderr, "gemmlab-blas: %.*s %s %s %s -> cpu/%.*s {%s} (%s)\n", static_cast<int>(routine.size()),
+                 routine.data(), std::string(to_string(p.precision)).c_str(), p.shape().c_str(),
+                 p.transposes().c_str(), static_cast<int>(kernel->name().size()), kernel->name().data(),
+                 to_string(config).c_str(), why.c_str());
+  const auto executable = kernel->prepare(*device_, p, config);
+  executable->run({a, b, c});
+}
+
+}  // namespace gemmlab::blas

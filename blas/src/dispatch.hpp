@@ -1,0 +1,63 @@
+// The BLAS library's engine: one per process, built at the first call. It opens this machine's
+// CPU as a gemmlab device and runs each GEMM with the kernel and configuration chosen for it:
+//   - the entry of the problem's shape class in the tuned table (gemmlab/blas_table.hpp), when
+//     there is a table for this device (blas_table_path(); a table made for another device, or
+//     one that cannot be read, is ignored with one warning on stderr), its threads capped at the
+//     library's;
+//   - otherwise the tiniest problems (M*N*K below small_problem_volume): 01_naive, which neither
+//     packs nor starts threads;
+//   - the others: 05_packed_avx512 in its default configuration for this CPU, on the library's
+//     threads (GEMMLAB_NUM_THREADS, else OMP_NUM_THREADS, else every core), one thread below
+//     single_thread_volume; where the CPU lacks AVX-512, 01_naive.
+// GEMMLAB_BLAS_VERBOSE=1 writes one line per call to stderr: the call, the kernel, the
+// configuration and why it was chosen.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "gemmlab/blas_table.hpp"
+
+#include "gemmlab/problem.hpp"
+#include "gemmlab/registry.hpp"
+
+namespace gemmlab::blas {
+
+// Below these volumes (M*N*K) a call takes the small path, or one thread.
+inline constexpr double small_problem_volume = 16.0 * 16 * 16;
+inline constexpr double single_thread_volume = 96.0 * 96 * 96;
+
+// The library's thread count from the environment: GEMMLAB_NUM_THREADS, else OMP_NUM_THREADS
+// (its first entry), else `cores`. A value that is not a positive integer is ignored.
+int threads_from_environment(int cores);
+
+class Engine {
+ public:
+  static Engine& instance();  // built on first use, thread-safe
+
+  // C = alpha * op(A) * op(B) + beta * C for a valid row-major problem with M, N, K >= 1 and
+  // alpha != 0 (the entry points answer the quick returns). `routine` names the call in the log
+  // ("sgemm_", "cblas_dgemm"). Safe to call from several threads at once. Throws on failure
+  // (the entry points turn that into a message).
+  void gemm(const Problem& p, const void* a, const void* b, void* c, std::string_view routine) const;
+
+  int threads() const { return threads_; }
+
+ private:
+  Engine();
+  void load_table();
+
+  Registry registry_;
+  std::unique_ptr<Device> device_;
+  const Kernel* naive_ = nullptr;
+  const Kernel* packed_ = nullptr;  // null where the CPU lacks AVX-512
+  Config packed_defaults_[2];       // fp32, fp64
+  std::optional<BlasTable> table_;  // entries checked against today's kernels and spaces
+  int threads_ = 1;
+  bool verbose_ = false;
+};
+
+}  // namespace gemmlab::blas

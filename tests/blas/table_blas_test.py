@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The BLAS library's table, end to end: `gemmlab tune` fills a scratch results cache, `gemmlab
+blas-table` turns it into a table, and numpy with libgemmlab_blas.so preloaded runs the tuned
+configuration for that shape class (GEMMLAB_BLAS_VERBOSE says so). A table made for another
+device, a stale entry and a file that is not JSON are each ignored with a warning, printed once,
+and the products stay right.
+
+    table_blas_test.py GEMMLAB LIBRARY        (with a Python that has numpy)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+PRODUCT = """
+import numpy as np
+rng = np.random.default_rng(3)
+a = rng.uniform(-1, 1, (300, 256)).astype(np.float32)
+b = rng.uniform(-1, 1, (256, 200)).astype(np.float32)
+for _ in range(2):
+    c = a @ b
+truth = a.astype(np.float64) @ b.astype(np.float64)
+bound = 258 * np.finfo(np.float32).eps * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+print("RIGHT" if np.all(np.abs(c - truth) <= bound) else "WRONG")
+"""
+
+
+def fail(message):
+    print("FAIL:", message)
+    sys.exit(1)
+
+
+def run(command, env=None, expect=0):
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    if done.returncode != expect:
+        fail(f"{' '.join(command)} exited {done.returncode} (expected {expect}): {done.stderr[-2000:]}")
+    return done
+
+
+def product(library, table):
+    env = dict(os.environ, LD_PRELOAD=library, GEMMLAB_BLAS_VERBOSE="1", GEMMLAB_BLAS_TABLE=table)
+    done = run([sys.executable, "-c", PRODUCT], env)
+    if "RIGHT" not in done.stdout:
+        fail(f"the product is wrong with the table {table}: {done.stdout} {done.stderr[-2000:]}")
+    # The float32 products (the float64 truth goes through the library too, as dgemm).
+    calls = [line for line in done.stderr.splitlines() if " -> cpu/" in line and "sgemm" in line]
+    if len(calls) != 2:
+        fail(f"expected 2 logged float32 calls, got: {done.stderr[-2000:]}")
+    return calls, done.stderr
+
+
+def main():
+    gemmlab, library = sys.argv[1], os.path.abspath(sys.argv[2])
+    with tempfile.TemporaryDirectory() as work:
+        cache, table = os.path.join(work, "results.sqlite"), os.path.join(work, "table.json")
+        env = dict(os.environ, XDG_CACHE_HOME=work)
+        run([gemmlab, "tune", "--kernel", "05_packed_avx512", "--m", "300", "--n", "200", "--k", "256", "--budget", "3",
+             "--cache", cache, "--json"], env)
+        done = run([gemmlab, "blas-table", "--cache", cache, "--out", table, "--json"], env)
+        contents = json.loads(done.stdout)["contents"]
+        entries = [e for e in contents["entries"] if e["precision"] == "fp32" and e["transposes"] == "NN"
+                   and (e["m_bucket"], e["n_bucket"], e["k_bucket"]) == (8, 7, 8)]
+        if len(entries) != 1:
+            fail(f"the table has no entry for fp32 NN 256-511 x 128-255 x 256-511: {contents}")
+        tuned = entries[0]
+        if json.load(open(table)) != contents:
+            fail("the file differs from what blas-table printed")
+
+        calls, _ = product(library, table)
+        params = ", ".join(f"{k}={v}" for k, v in sorted(tuned["params"].items()))
+        for call in calls:
+            if "tuned " not in call or "05_packed_avx512" not in call:
+                fail(f"the call did not use the table: {call}")
+        print("tuned:", calls[0])
+
+        # Another device's table: ignored, one warning for the two calls.
+        foreign = dict(contents, device="cpu:another machine", device_name="Another CPU")
+        other = os.path.join(work, "foreign.json")
+        json.dump(foreign, open(other, "w"))
+        calls, log = product(library, other)
+        if log.count("was made for Another CPU") != 1 or any("tuned " in c for c in calls):
+            fail(f"a foreign table was not ignored with one warning: {log[-2000:]}")
+
+        # A stale entry (a configuration today's space rejects): dropped with a warning.
+        stale = json.loads(json.dumps(contents))
+        for e in stale["entries"]:
+            e["params"]["MR"], e["params"]["NV"] = 16, 4  # 16 x 4 accumulators do not fit 32 zmm registers
+        stale_path = os.path.join(work, "stale.json")
+        json.dump(stale, open(stale_path, "w"))
+        calls, log = product(library, stale_path)
+        if log.count("no longer valid") != 1 or any("tuned " in c for c in calls):
+            fail(f"a stale entry was not dropped with one warning: {log[-2000:]}")
+
+        # Not JSON: ignored with a warning.
+        broken = os.path.join(work, "broken.json")
+        open(broken, "w").write("{ not json")
+        calls, log = product(library, broken)
+        if log.count("is not JSON") != 1:
+            fail(f"a broken table was not reported once: {log[-2000:]}")
+
+        # The command's own errors.
+        run([gemmlab, "blas-table", "--tune", "--no-cache", "--out", table], env, expect=2)
+        run([gemmlab, "blas-table", "--cache", cache, "--out", table, "--precision", "int8"], env, expect=2)
+        print(f"the table's entry {tuned['class']} {{{params}}} was used; foreign, stale and broken tables ignored")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,183 @@
+// The BLAS library's table: shape classes, the file format (round trip, clear errors, atomic
+// replacement), and building it from the results cache (fastest valid result per class, other
+// devices, stale kernel sources, failed results and transposed problems kept apart).
+#include <filesystem>
+#include <fstream>
+
+#include "gemmlab/blas_table.hpp"
+#include "gemmlab/builtin.hpp"
+#include "gemmlab/cpu.hpp"
+#include "gemmlab/json.hpp"
+#include "test_support.hpp"
+
+namespace gemmlab {
+namespace {
+
+using testing::ScopedEnv;
+using testing::Scratch;
+
+// Built member by member: GCC 12 warns (maybe-uninitialized) on nested aggregates with strings.
+ShapeClass shape(Precision precision, const char* transposes, int m, int n, int k) {
+  ShapeClass c;
+  c.precision = precision;
+  c.transposes = transposes;
+  c.m_bucket = m;
+  c.n_bucket = n;
+  c.k_bucket = k;
+  return c;
+}
+
+BlasTableEntry entry(ShapeClass c, const char* kernel, Config config, const char* source) {
+  BlasTableEntry e;
+  e.shape = std::move(c);
+  e.kernel = kernel;
+  e.config = std::move(config);
+  e.source = source;
+  return e;
+}
+
+TEST(BlasShapeClass, BucketsArePowersOfTwoAndTransposesAndPrecisionCount) {
+  EXPECT_EQ(size_bucket(0), 0);
+  EXPECT_EQ(size_bucket(1), 0);
+  EXPECT_EQ(size_bucket(2), 1);
+  EXPECT_EQ(size_bucket(3), 1);
+  EXPECT_EQ(size_bucket(512), 9);
+  EXPECT_EQ(size_bucket(1023), 9);
+  EXPECT_EQ(size_bucket(1024), 10);
+  Problem p = Problem::packed(512, 1023, 1024);
+  EXPECT_EQ(shape_class(p), shape(Precision::fp32, "NN", 9, 9, 10));
+  EXPECT_EQ(to_string(shape_class(p)), "fp32 NN M 512-1023 N 512-1023 K 1024-2047");
+  p.trans_a = true;
+  p.lda = 512;
+  EXPECT_NE(shape_class(p), shape_class(Problem::packed(512, 1023, 1024)));
+  EXPECT_EQ(shape_class(p).transposes, "TN");
+}
+
+BlasTable sample_table() {
+  BlasTable t;
+  t.device = "cpu:Test 01";
+  t.device_name = "Test CPU";
+  t.created = "2026-11-25T00:00:00Z";
+  t.put(entry(shape(Precision::fp32, "NN", 9, 9, 9), "05_packed_avx512", {{"MR", 6}, {"NV", 4}, {"threads", 2}},
+              "tuned"));
+  t.put(entry(shape(Precision::fp64, "TN", 0, 0, 0), "01_naive", {}, "tuned too"));
+  return t;
+}
+
+TEST(BlasTableFile, RoundTripsAndFindsByClass) {
+  Scratch scratch;
+  const std::string path = scratch.file("table.json");
+  write_blas_table(sample_table(), path);
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  const BlasTable t = read_blas_table(path);
+  EXPECT_EQ(t.device, "cpu:Test 01");
+  ASSERT_EQ(t.entries.size(), 2u);
+  const BlasTableEntry* e = t.find(Problem::packed(600, 700, 800));
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->kernel, "05_packed_avx512");
+  EXPECT_EQ(e->config, (Config{{"MR", 6}, {"NV", 4}, {"threads", 2}}));
+  EXPECT_EQ(t.find(Problem::packed(600, 700, 1024)), nullptr) << "K 1024 is the next bucket";
+  Problem q = Problem::packed(1, 1, 1, Precision::fp64);
+  q.trans_a = true;
+  ASSERT_NE(t.find(q), nullptr);
+  EXPECT_EQ(t.find(q)->kernel, "01_naive");
+}
+
+TEST(BlasTableFile, PutReplacesTheEntryOfTheSameClass) {
+  BlasTable t = sample_table();
+  t.put(entry(shape(Precision::fp32, "NN", 9, 9, 9), "01_naive", {}, "newer"));
+  EXPECT_EQ(t.entries.size(), 2u);
+  EXPECT_EQ(t.find(Problem::packed(512, 512, 512))->source, "newer");
+}
+
+TEST(BlasTableFile, MalformedTablesAreRejectedNamingWhatIsWrong) {
+  nlohmann::json good = sample_table();
+  auto with = [&](const char* key, nlohmann::json value) {
+    nlohmann::json j = good;
+    j[key] = std::move(value);
+    return j;
+  };
+  EXPECT_THROW_MENTIONING(blas_table_from_json(with("format", "gemmlab-blas-table/0")), std::invalid_argument,
+                          {"gemmlab-blas-table/0"});
+  EXPECT_THROW_MENTIONING(blas_table_from_json(with("entries", 3)), std::invalid_argument, {"entries"});
+  nlohmann::json bad_entry = good;
+  bad_entry["entries"][0]["transposes"] = "XN";
+  EXPECT_THROW_MENTIONING(blas_table_from_json(bad_entry), std::invalid_argument, {"entry 1", "XN"});
+  bad_entry = good;
+  bad_entry["entries"][1].erase("kernel");
+  EXPECT_THROW_MENTIONING(blas_table_from_json(bad_entry), std::invalid_argument, {"entry 2", "kernel"});
+  bad_entry = good;
+  bad_entry["entries"][0]["m_bucket"] = 40;
+  EXPECT_THROW_MENTIONING(blas_table_from_json(bad_entry), std::invalid_argument, {"bucket"});
+
+  Scratch scratch;
+  const std::string path = scratch.file("not-json.json");
+  std::ofstream(path) << "{ nope";
+  EXPECT_THROW_MENTIONING(read_blas_table(path), std::runtime_error, {path, "not JSON"});
+  EXPECT_THROW_MENTIONING(read_blas_table(scratch.file("missing.json")), std::runtime_error, {"cannot read"});
+}
+
+TEST(BlasTableFile, AFailedWriteLeavesTheOldTable) {
+  Scratch scratch;
+  const std::string path = scratch.file("table.json");
+  write_blas_table(sample_table(), path);
+  EXPECT_THROW(write_blas_table(sample_table(), scratch.file("no-such-dir/table.json")), std::runtime_error);
+  EXPECT_EQ(read_blas_table(path).entries.size(), 2u);
+}
+
+TEST(BlasTablePath, FollowsTheEnvironment) {
+  const ScopedEnv table("GEMMLAB_BLAS_TABLE", "/x/t.json");
+  EXPECT_EQ(blas_table_path(), "/x/t.json");
+  const ScopedEnv unset("GEMMLAB_BLAS_TABLE", nullptr);
+  const ScopedEnv xdg("XDG_CACHE_HOME", "/cachehome");
+  EXPECT_EQ(blas_table_path(), "/cachehome/gemmlab/blas-table.json");
+}
+
+// From the cache: the fastest valid `ok` result per class, for this device and today's kernel.
+TEST(BlasTableFromCache, KeepsTheFastestValidResultPerClassOfThisDeviceAndKernelSource) {
+  Scratch scratch;
+  ResultsCache cache(scratch.file("c.sqlite"));
+  const DeviceInfo device = cpu::detect();
+  const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+  const Kernel& naive = registry().kernel("cpu", "01_naive");
+  const Config valid = packed.default_config(device, Precision::fp32);
+  Config other = valid;
+  other["threads"] = 1;
+  Config invalid = valid;
+  invalid["MR"] = 16;
+  invalid["NV"] = 4;  // 16*4 + 4 + 1 > 32 zmm registers
+  auto result = [](const Config& c, double gflops, Status status = Status::ok) {
+    return ConfigResult{.config = c, .status = status, .time_s = 1 / gflops, .gflops = gflops, .max_rel_error = 0,
+                        .reason = "", .reference_name = "", .reference_gflops = 0, .recorded_at = "2026-11-25T10:00:00Z"};
+  };
+  const Problem p600 = Problem::packed(600, 600, 600), p700 = Problem::packed(700, 700, 700);
+  cache.store(cache_key(device, packed, p600), result(valid, 100));
+  cache.store(cache_key(device, packed, p600), result(invalid, 500));                // not valid today
+  cache.store(cache_key(device, packed, p600), result(other, 400, Status::failed));  // not ok
+  cache.store(cache_key(device, packed, p700), result(other, 150));                  // same class, faster
+  CacheKey foreign = cache_key(device, packed, Problem::packed(2000, 2000, 2000));
+  foreign.device = "cpu:another machine";
+  cache.store(foreign, result(valid, 900));
+  CacheKey stale = cache_key(device, packed, Problem::packed(100, 100, 100));
+  stale.kernel_hash = "an older source";
+  cache.store(stale, result(valid, 900));
+  Problem transposed = Problem::packed(40, 40, 40);
+  transposed.trans_b = true;
+  cache.store(cache_key(device, naive, transposed), result({}, 3));
+
+  const BlasTable t = blas_table_from_cache(cache, device, {&packed, &naive});
+  EXPECT_EQ(t.device, fingerprint(device));
+  ASSERT_EQ(t.entries.size(), 2u) << nlohmann::json(t).dump(2);
+  const BlasTableEntry* e = t.find(p600);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->config, other);
+  EXPECT_NE(e->source.find("700x700x700"), std::string::npos) << e->source;
+  EXPECT_EQ(t.find(Problem::packed(2000, 2000, 2000)), nullptr);
+  EXPECT_EQ(t.find(Problem::packed(100, 100, 100)), nullptr);
+  EXPECT_EQ(t.find(Problem::packed(40, 40, 40)), nullptr) << "the NN class was not tuned";
+  ASSERT_NE(t.find(transposed), nullptr);
+  EXPECT_EQ(t.find(transposed)->kernel, "01_naive");
+}
+
+}  // namespace
+}  // namespace gemmlab

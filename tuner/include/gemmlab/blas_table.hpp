@@ -1,0 +1,97 @@
+// The BLAS library's dispatch table (docs/blas.md): for one device, the kernel and configuration
+// (threads included) each class of GEMM shape runs with, built from the results cache by
+// `gemmlab blas-table`, read by libgemmlab_blas.so.
+//
+// A shape class is the precision, the transposes (NN, TN, NT, TT: whether the row-major problem
+// reads A, B transposed) and the power-of-two bucket of each of M, N and K: floor(log2(x)), so
+// 512..1023 is bucket 9. The file is JSON:
+//   {"format": "gemmlab-blas-table/1", "device": fingerprint, "device_name": "...",
+//    "created": UTC time, "entries": [{"precision", "transposes", "m_bucket", "n_bucket",
+//    "k_bucket", "kernel", "params": {...}, "source": "tuned <when> for MxNxK (x GFLOP/s)"}]}
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "gemmlab/problem.hpp"
+#include "gemmlab/results_cache.hpp"
+#include "gemmlab/space.hpp"
+#include "gemmlab/tune.hpp"
+
+namespace gemmlab {
+
+inline constexpr const char* blas_table_format = "gemmlab-blas-table/1";
+
+struct ShapeClass {
+  Precision precision = Precision::fp32;
+  std::string transposes = "NN";
+  int m_bucket = 0, n_bucket = 0, k_bucket = 0;
+
+  auto operator<=>(const ShapeClass&) const = default;
+};
+
+// floor(log2(x)) for x >= 1; 0 for x <= 1.
+int size_bucket(std::int64_t x);
+ShapeClass shape_class(const Problem& p);
+// "fp32 NN M 512-1023 N 512-1023 K 1024-2047"
+std::string to_string(const ShapeClass& c);
+
+struct BlasTableEntry {
+  ShapeClass shape;
+  std::string kernel;  // a CPU kernel that reads transposed operands ("05_packed_avx512")
+  Config config;
+  std::string source;  // where it came from, for the log
+};
+
+struct BlasTable {
+  std::string device;       // fingerprint() of the device it was made for
+  std::string device_name;
+  std::string created;
+  std::vector<BlasTableEntry> entries;
+
+  // The entry of `p`'s class, or null.
+  const BlasTableEntry* find(const Problem& p) const;
+  // Adds `entry`, replacing one of the same class.
+  void put(BlasTableEntry entry);
+};
+
+void to_json(nlohmann::json& j, const BlasTable& table);
+// Throws std::invalid_argument naming what is wrong (format, a missing or mistyped field).
+BlasTable blas_table_from_json(const nlohmann::json& j);
+// Reads and parses a table file; std::runtime_error (unreadable, not JSON) or
+// std::invalid_argument (not a table) naming the file.
+BlasTable read_blas_table(const std::string& path);
+// Writes it whole to a temporary file beside `path`, then renames it over `path`: a reader never
+// sees half a table, and an existing table is replaced only by a complete one.
+void write_blas_table(const BlasTable& table, const std::string& path);
+
+// ---- Building a table (gemmlab blas-table) ----------------------------------------------------
+
+// From the results cache: for each problem tuned for one of `kernels` on `device` (results of
+// today's kernel source, configurations today's space accepts), its fastest `ok` result; for
+// each class, the fastest of those. The kernels must read transposed operands (the library's).
+BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& device,
+                                const std::vector<const Kernel*>& kernels);
+
+// Tunes `kernel` in this process on each of `problems` whose class `table` has no entry yet,
+// storing every result in `cache` (as `gemmlab tune` does); `progress` is told each problem
+// before it is tuned. Returns how many problems it tuned.
+std::size_t tune_missing_classes(Device& device, const Kernel& kernel, Reference* truth_fp64, Reference* reference,
+                                 ResultsCache& cache, const BlasTable& table, const std::vector<Problem>& problems,
+                                 const TuneOptions& options,
+                                 const std::function<void(const Problem&)>& progress = {});
+
+// The shapes `gemmlab blas-table --tune` tunes by default and bench/blas_bench.py measures:
+// squares, tall-skinny, short-wide and small-K shapes, a BERT-base layer's GEMMs, LLM decoding
+// (M = 1, 4, 16 against 4096 x 4096 and 4096 x 11008) and ResNet-50 convolutions as im2col GEMMs.
+// Packed row-major fp32 problems.
+std::vector<Problem> blas_benchmark_shapes();
+
+// $GEMMLAB_BLAS_TABLE, else $XDG_CACHE_HOME/gemmlab/blas-table.json, else
+// $HOME/.cache/gemmlab/blas-table.json; "" when none of these variables is set.
+std::string blas_table_path();
+
+}  // namespace gemmlab

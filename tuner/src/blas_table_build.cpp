@@ -1,0 +1,91 @@
+// Building the BLAS library's table: from the results cache, and by tuning the classes it lacks.
+// Apart from blas_table.cpp so that the library, which only reads tables, does not link SQLite.
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+#include <map>
+
+#include "gemmlab/blas_table.hpp"
+#include "gemmlab/tuned.hpp"
+
+namespace gemmlab {
+
+namespace {
+// The transposes a cache key's layout records ("... transposes=TN"; none: NN).
+std::string transposes_of(const std::string& layout) {
+  const auto at = layout.find("transposes=");
+  return at == std::string::npos || at + 13 > layout.size() ? "NN" : layout.substr(at + 11, 2);
+}
+}  // namespace
+
+BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& device,
+                                const std::vector<const Kernel*>& kernels) {
+  BlasTable table;
+  table.device = fingerprint(device);
+  table.device_name = device.name;
+  table.created = utc_timestamp();
+  std::map<ShapeClass, double> best_gflops;
+  for (const ResultsCache::Group& g : cache.groups()) {
+    if (g.key.device != table.device || g.key.backend != device.backend) continue;
+    const auto kernel = std::find_if(kernels.begin(), kernels.end(), [&](const Kernel* k) {
+      return k->name() == g.key.kernel && k->source_hash() == g.key.kernel_hash;
+    });
+    if (kernel == kernels.end()) continue;
+    Problem p;
+    p.m = g.key.m;
+    p.n = g.key.n;
+    p.k = g.key.k;
+    p.precision = parse_precision(g.key.precision);
+    const std::string transposes = transposes_of(g.key.layout);
+    p.trans_a = transposes[0] == 'T';
+    p.trans_b = transposes[1] == 'T';
+    const SearchSpace space = (*kernel)->space(device, p.precision);
+    for (const ConfigResult& r : cache.load(g.key)) {
+      if (r.status != Status::ok || !space.is_valid(r.config)) continue;
+      const ShapeClass c = shape_class(p);
+      auto [it, fresh] = best_gflops.try_emplace(c, r.gflops);
+      if (!fresh && r.gflops <= it->second) continue;
+      it->second = r.gflops;
+      char source[160];
+      std::snprintf(source, sizeof source, "tuned %s for %s %s (%.1f GFLOP/s)", r.recorded_at.c_str(),
+                    p.shape().c_str(), transposes.c_str(), r.gflops);
+      table.put({.shape = c, .kernel = std::string((*kernel)->name()), .config = r.config, .source = source});
+    }
+  }
+  return table;
+}
+
+std::size_t tune_missing_classes(Device& device, const Kernel& kernel, Reference* truth_fp64, Reference* reference,
+                                 ResultsCache& cache, const BlasTable& table, const std::vector<Problem>& problems,
+                                 const TuneOptions& options, const std::function<void(const Problem&)>& progress) {
+  std::size_t tuned = 0;
+  std::vector<ShapeClass> done;
+  for (const Problem& p : problems) {
+    const ShapeClass c = shape_class(p);
+    if (table.find(p) != nullptr || std::find(done.begin(), done.end(), c) != done.end()) continue;
+    if (progress) progress(p);
+    InProcessRunner runner(device, kernel, p, truth_fp64, reference, options.seed, options.measure);
+    TuneOptions o = options;
+    if (o.start_with.empty()) o.start_with = {kernel.default_config(device.info(), p.precision)};
+    tune(kernel.space(device.info(), p.precision), p, runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), kernel, p)});
+    done.push_back(c);
+    ++tuned;
+  }
+  return tuned;
+}
+
+std::vector<Problem> blas_benchmark_shapes() {
+  std::vector<Problem> shapes;
+  for (std::int64_t s : {64, 128, 256, 512, 1024, 2048, 4096}) shapes.push_back(Problem::packed(s, s, s));
+  for (auto [m, n, k] : std::initializer_list<std::array<std::int64_t, 3>>{
+           {4096, 64, 4096}, {64, 4096, 4096}, {4096, 4096, 64},     // tall-skinny, short-wide, small K
+           {512, 768, 768}, {512, 3072, 768}, {512, 768, 3072},      // BERT-base: attention projections, FFN
+           {1, 4096, 4096}, {4, 4096, 4096}, {16, 4096, 4096},       // LLM decoding, 4096 x 4096
+           {1, 11008, 4096}, {4, 11008, 4096}, {16, 11008, 4096},    // and the 4096 x 11008 MLP
+           {12544, 64, 147}, {3136, 64, 576}, {784, 128, 1152},      // ResNet-50 im2col: conv1, 3x3 layers
+           {196, 256, 2304}, {49, 512, 4608}})
+    shapes.push_back(Problem::packed(m, n, k));
+  return shapes;
+}
+
+}  // namespace gemmlab
