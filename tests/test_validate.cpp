@@ -520,14 +520,62 @@ TEST_P(ReferenceAgreesWithNaive, RejectsPrecisionsWithoutACblasRoutine) {
 INSTANTIATE_TEST_SUITE_P(Cblas, ReferenceAgreesWithNaive, ::testing::Values("openblas", "blis"),
                          [](const auto& param_info) { return param_info.param; });
 
-TEST(CblasReferences, NamesAreOpenblasAndBlis) {
+TEST(CblasReferences, NamesAreOpenblasAndBlisThenOnednn) {
   EXPECT_EQ(cpu::cblas_names(), (std::vector<std::string>{"openblas", "blis"}));
-  EXPECT_EQ(registry().backend("cpu").reference_names(), (std::vector<std::string>{"openblas", "blis"}));
+  EXPECT_EQ(registry().backend("cpu").reference_names(), (std::vector<std::string>{"openblas", "blis", "onednn"}));
+}
+
+// A reference's C in one layout (NN, TN, NT, TT) checked by the validator against the fp64 truth,
+// which is computed from untransposed copies: a reference that ignored the transposes would fail.
+void expect_reference_right_in_every_layout(Reference& reference, Precision precision) {
+  for (int layout = 0; layout < 4; ++layout) {
+    Problem p = Problem::packed(37, 23, 19, precision, -0.75, 1.25);
+    p.trans_a = (layout & 1) != 0;
+    p.trans_b = (layout & 2) != 0;
+    p = with_padding(p, 2);
+    HostCase host(p, 5);
+    host.compute_expected(&testing::openblas());
+    HostBuffer<std::byte> c(host.c_bytes_with_guard());
+    std::memcpy(c.data(), host.c_initial().data(), c.size());
+    reference.gemm(p, {host.a().data(), host.b().data(), c.data()});
+    const ValidationResult v = host.check(c.data());
+    EXPECT_TRUE(v.valid) << reference.name() << " " << p.transposes() << ": " << v.reason;
+  }
+}
+
+TEST(CpuReferences, OpenblasAndBlisReadTransposedOperands) {
+  for (const char* name : {"openblas", "blis"}) {
+    const auto reference = cpu::load_reference(name);
+    expect_reference_right_in_every_layout(*reference, Precision::fp32);
+    expect_reference_right_in_every_layout(*reference, Precision::fp64);
+  }
+}
+
+TEST(CpuReferences, OnednnComputesFp32InEveryLayoutAndRefusesFp64) {
+  std::unique_ptr<Reference> onednn;
+  try {
+    onednn = cpu::load_reference("onednn");
+  } catch (const std::runtime_error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  EXPECT_NE(onednn->version().find("oneDNN "), std::string::npos) << onednn->version();
+  onednn->set_threads(1);
+  expect_reference_right_in_every_layout(*onednn, Precision::fp32);
+  std::vector<double> a(4), b(4), c(4);
+  EXPECT_THROW_MENTIONING(onednn->gemm(Problem::packed(2, 2, 2, Precision::fp64), {a.data(), b.data(), c.data()}),
+                          std::invalid_argument, {"onednn", "fp64"});
+}
+
+TEST(CpuReferences, AKernelsOwnLibraryRefusesTransposesItCannotRead) {
+  Problem p = Problem::packed(4, 4, 4);
+  p.trans_a = true;
+  EXPECT_THROW_MENTIONING(require_untransposed(p, "clblast"), std::invalid_argument, {"clblast", "TN"});
 }
 
 TEST(CblasReferences, UnknownNameThrowsListingTheKnownOnes) {
   EXPECT_THROW_MENTIONING(cpu::load_cblas("mkl"), std::invalid_argument, {"mkl", "openblas", "blis"});
   EXPECT_THROW_MENTIONING(cpu::load_cblas(""), std::invalid_argument, {"openblas", "blis"});
+  EXPECT_THROW_MENTIONING(cpu::load_reference("mkl"), std::invalid_argument, {"mkl", "openblas", "blis", "onednn"});
   auto device = registry().backend("cpu").open(0);
   EXPECT_THROW_MENTIONING(registry().backend("cpu").make_reference("nope", *device), std::invalid_argument,
                           {"nope", "openblas"});

@@ -122,8 +122,35 @@ void Engine::gemm(const Problem& p, const void* a, const void* b, void* c, std::
                  routine.data(), std::string(to_string(p.precision)).c_str(), p.shape().c_str(),
                  p.transposes().c_str(), static_cast<int>(kernel->name().size()), kernel->name().data(),
                  to_string(config).c_str(), why.c_str());
-  const auto executable = kernel->prepare(*device_, p, config);
-  executable->run({a, b, c});
+  executable_for(*kernel, config, p).run({a, b, c});
+}
+
+// Building an executable checks the configuration against the kernel's space and sizes its
+// packing buffers: at 512^3 that is a large part of a call. Programs repeat their shapes (a
+// model's layers, a solver's iterations), so each thread keeps its last few executables; a
+// thread's own, because an executable's buffers serve one call at a time.
+Executable& Engine::executable_for(const Kernel& kernel, const Config& config, const Problem& p) const {
+  struct Kept {
+    const Kernel* kernel;
+    Config config;
+    Problem problem;
+    std::unique_ptr<Executable> executable;
+  };
+  constexpr std::size_t kept_per_thread = 4;
+  thread_local std::vector<Kept> kept;  // most recently used last
+  auto same = [&](const Kept& k) {
+    const Problem& q = k.problem;
+    return k.kernel == &kernel && k.config == config && q.m == p.m && q.n == p.n && q.k == p.k && q.lda == p.lda &&
+           q.ldb == p.ldb && q.ldc == p.ldc && q.trans_a == p.trans_a && q.trans_b == p.trans_b &&
+           q.precision == p.precision && q.alpha == p.alpha && q.beta == p.beta;
+  };
+  if (auto it = std::find_if(kept.begin(), kept.end(), same); it != kept.end()) {
+    std::rotate(it, it + 1, kept.end());
+    return *kept.back().executable;
+  }
+  if (kept.size() == kept_per_thread) kept.erase(kept.begin());
+  kept.push_back({&kernel, config, p, kernel.prepare(*device_, p, config)});
+  return *kept.back().executable;
 }
 
 }  // namespace gemmlab::blas

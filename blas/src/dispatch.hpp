@@ -49,6 +49,7 @@ class Engine {
  private:
   Engine();
   void load_table();
+  Executable& executable_for(const Kernel& kernel, const Config& config, const Problem& p) const;
 
   Registry registry_;
   std::unique_ptr<Device> device_;

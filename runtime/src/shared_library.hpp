@@ -1,5 +1,6 @@
 // A vendor library opened at run time (dlopen, RTLD_LOCAL), so that gemmlab builds and runs
-// without it and reports clearly when it is missing: the references cuBLAS, rocBLAS and CLBlast.
+// without it and reports clearly when it is missing: the references cuBLAS, rocBLAS, CLBlast and
+// oneDNN.
 // The handle is never closed: such libraries register exit handlers or keep threads parked on
 // their code, and a reference lives until the process ends anyway.
 #pragma once
@@ -19,9 +20,14 @@ class SharedLibrary {
   SharedLibrary(std::initializer_list<const char*> files, const std::string& name, const std::string& missing)
       : name_(name) {
     for (const char* file : files)
-      if (file != nullptr && *file != '\0' && (handle_ = dlopen(file, RTLD_NOW | RTLD_LOCAL)) != nullptr) return;
+      if (file != nullptr && *file != '\0' && (handle_ = dlopen(file, RTLD_NOW | RTLD_LOCAL)) != nullptr) {
+        file_ = file;
+        return;
+      }
     throw std::runtime_error(missing);
   }
+
+  const std::string& file() const { return file_; }  // the one that loaded
 
   // Sets `f` to the library's `symbol`; std::runtime_error ("cuBLAS lacks cublasGemmEx") without it.
   template <class F>
@@ -31,7 +37,7 @@ class SharedLibrary {
   }
 
  private:
-  std::string name_;
+  std::string name_, file_;
   void* handle_ = nullptr;
 };
 

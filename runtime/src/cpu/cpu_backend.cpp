@@ -40,9 +40,9 @@ class CpuBackend final : public Backend {
                                   " does not exist; the cpu backend has device 0");
     return std::make_unique<CpuDevice>();
   }
-  std::vector<std::string> reference_names() const override { return cblas_names(); }
+  std::vector<std::string> reference_names() const override { return cpu::reference_names(); }
   std::unique_ptr<Reference> make_reference(const std::string& name, Device&) override {
-    return load_cblas(name);
+    return load_reference(name);
   }
 };
 }  // namespace

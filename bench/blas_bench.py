@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""The BLAS library's speed bar: libgemmlab_blas.so against OpenBLAS, BLIS and oneDNN on the
+benchmark's shape set, with 1 thread and with all cores, ratios taken in one process per thread
+count (build/default/bench/blas_bench: alternating blocks on the same buffers).
+
+    bench/blas_bench.py [--bench PATH] [--gemmlab PATH] [--shapes MxNxK,...] [--precision P]
+                        [--threads 1,2] [--max-seconds S] [--plot FILE]
+
+Prints per shape the GFLOP/s of gemmlab and of each peer and gemmlab's ratio to the best peer, then
+the bar: the geometric mean of those ratios per precision and thread count (>= 1.0 wanted), the
+worst shape (>= 0.9 wanted) and, for squares of 1024 and more, the share of the FMA ceiling that
+`gemmlab devices` measures for the cores used (>= 85% wanted). The table the library used
+($GEMMLAB_BLAS_TABLE or the default path: `gemmlab blas-table`) is recorded with the results in
+bench/results/blas-bench.json; the plot goes to --plot (default bench/results/blas-bench.png).
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import subprocess
+import sys
+
+from cpu_report import DEFAULT_CLI, ROOT, git_commit, save_results
+
+DEFAULT_BENCH = os.path.join(ROOT, "build", "default", "bench", "blas_bench")
+
+
+def run_bench(bench, threads, args):
+    command = [bench, "--threads", str(threads), "--max-seconds", str(args.max_seconds)]
+    if args.shapes:
+        command += ["--shapes", args.shapes]
+    if args.precision:
+        command += ["--precision", args.precision]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    return command, json.loads(done.stdout)
+
+
+def table_in_use(gemmlab):
+    path = os.environ.get("GEMMLAB_BLAS_TABLE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "gemmlab",
+        "blas-table.json")
+    if not os.path.exists(path):
+        return {"path": path, "entries": 0, "note": "no table: every call on the defaults"}
+    table = json.load(open(path))
+    return {"path": path, "entries": len(table.get("entries", [])), "created": table.get("created"),
+            "device_name": table.get("device_name")}
+
+
+def ceilings(gemmlab):
+    done = subprocess.run([gemmlab, "devices", "--json"], capture_output=True, text=True, check=True)
+    cpu = [d for d in json.loads(done.stdout)["devices"] if d["backend"] == "cpu"][0]
+    return cpu
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def plot(rows, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(no matplotlib: no plot)")
+        return None
+    groups = sorted({(r["precision"], r["threads"]) for r in rows})
+    fig, axes = plt.subplots(len(groups), 1, figsize=(16, 4.5 * len(groups)), squeeze=False)
+    for ax, (precision, threads) in zip(axes[:, 0], groups):
+        mine = [r for r in rows if r["precision"] == precision and r["threads"] == threads]
+        shapes = list(dict.fromkeys(r["shape"] for r in mine))
+        peers = list(dict.fromkeys(r["peer"] for r in mine))
+        width = 0.8 / (len(peers) + 1)
+        ours = [max(r["gemmlab_gflops"] for r in mine if r["shape"] == s) for s in shapes]
+        ax.bar([i for i in range(len(shapes))], ours, width, label="gemmlab (libgemmlab_blas.so)")
+        for j, peer in enumerate(peers):
+            values = [next((r["peer_gflops"] for r in mine if r["shape"] == s and r["peer"] == peer), 0) for s in shapes]
+            ax.bar([i + (j + 1) * width for i in range(len(shapes))], values, width, label=peer)
+        ax.set_xticks([i + 0.4 for i in range(len(shapes))])
+        ax.set_xticklabels(shapes, rotation=60, ha="right", fontsize=7)
+        ax.set_ylabel("GFLOP/s (measured)")
+        ax.set_title(f"{precision}, {threads} thread(s): GEMM as a program calls it")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bench", default=DEFAULT_BENCH)
+    parser.add_argument("--gemmlab", default=DEFAULT_CLI)
+    parser.add_argument("--shapes", default="")
+    parser.add_argument("--precision", default="")
+    parser.add_argument("--threads", default="")
+    parser.add_argument("--max-seconds", type=float, default=1.0)
+    parser.add_argument("--plot", default=os.path.join(ROOT, "bench", "results", "blas-bench.png"))
+    args = parser.parse_args()
+
+    device = ceilings(args.gemmlab)
+    measured = device.get("measured") or {}
+    thread_counts = [int(t) for t in args.threads.split(",")] if args.threads else sorted({1, device["cores"]})
+    rows, commands = [], []
+    for threads in thread_counts:
+        command, doc = run_bench(args.bench, threads, args)
+        commands.append(" ".join(command))
+        rows += doc["results"]
+        for name, why in doc["skipped"].items():
+            print(f"(skipped {name}: {why})")
+
+    print("| shape | precision | threads | gemmlab GFLOP/s | best peer | its GFLOP/s | ratio to the best | all peers |")
+    print("|---|---|---|---|---|---|---|---|")
+    summary = {}
+    for key in sorted({(r["precision"], r["threads"], r["shape"]) for r in rows},
+                      key=lambda k: (k[0], k[1], rows.index(next(r for r in rows if (r["precision"], r["threads"], r["shape"]) == k)))):
+        precision, threads, shape = key
+        group = [r for r in rows if (r["precision"], r["threads"], r["shape"]) == key]
+        ours = sorted(r["gemmlab_gflops"] for r in group)[len(group) // 2]
+        best = max(group, key=lambda r: r["peer_gflops"])
+        ratio = ours / best["peer_gflops"]
+        summary.setdefault((precision, threads), []).append((shape, ratio, ours))
+        peers = ", ".join(f"{r['peer']} {r['peer_gflops']:.1f}" for r in group)
+        print(f"| {shape} | {precision} | {threads} | {ours:.1f} | {best['peer']} | {best['peer_gflops']:.1f} | "
+              f"{ratio:.2f} | {peers} |")
+
+    print("\nThe bar (gemmlab against the best peer at each shape):")
+    bar = []
+    for (precision, threads), items in sorted(summary.items()):
+        g = geomean([r for _, r, _ in items])
+        worst = min(items, key=lambda x: x[1])
+        ceiling = measured.get("fma_gflops_" + precision + ("_one_core" if threads == 1 else ""))
+        large = [(s, gf) for s, _, gf in items if all(int(d) >= 1024 for d in s.split("x"))]
+        shares = [(s, gf / ceiling) for s, gf in large] if ceiling else []
+        print(f"- {precision}, {threads} thread(s): geometric mean {g:.2f} (>= 1.0 wanted); worst {worst[0]} at "
+              f"{worst[1]:.2f} (>= 0.9 wanted)" +
+              ("; large squares " + ", ".join(f"{s} {100 * share:.0f}%" for s, share in shares) +
+               f" of the measured {ceiling:.1f} GFLOP/s FMA ceiling (>= 85% wanted)" if shares else ""))
+        bar.append({"precision": precision, "threads": threads, "geomean_ratio": g, "worst_shape": worst[0],
+                    "worst_ratio": worst[1], "fma_ceiling_gflops": ceiling,
+                    "large_square_shares": {s: share for s, share in shares}})
+
+    picture = plot(rows, args.plot)
+    document = {"script": " ".join(sys.argv), "commands": commands,
+                "date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": git_commit(),
+                "device": {k: device.get(k) for k in ("name", "vendor", "cores", "fingerprint", "measured")},
+                "table": table_in_use(args.gemmlab), "bar": bar, "results": rows,
+                "plot": os.path.relpath(picture, ROOT) if picture else None}
+    print(f"\n(results: {save_results('blas-bench.json', document)}" + (f"; plot: {document['plot']})" if picture else ")"))
+
+
+if __name__ == "__main__":
+    main()
