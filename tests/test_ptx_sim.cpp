@@ -74,6 +74,11 @@ TEST(PtxSimInstructions, IntegerArithmeticFollowsTheIsa) {
       {"mov.u32 %r2, 0x12345678;\nbfe.u32 %r9, %r2, 28, 8;", 0x1u},  // past bit 31: zeros
       {"mov.u32 %r2, 0xF;\nmov.u32 %r3, 0xFFFF0000;\nbfi.b32 %r9, %r2, %r3, 4, 8;", 0xFFFF00F0u},
       {"mov.u32 %r2, 0xF;\nmov.u32 %r3, 0x12345678;\nbfi.b32 %r9, %r2, %r3, 4, 0;", 0x12345678u},  // len 0
+      // prmt, generic form: {b, a} numbers a's bytes 0-3 and b's 4-7; selector nibble i fills byte i
+      {"mov.u32 %r2, 0x03020100;\nmov.u32 %r3, 0x07060504;\nprmt.b32 %r9, %r2, %r3, 0x4567;", 0x04050607u},
+      {"mov.u32 %r2, 0x03020100;\nmov.u32 %r3, 0x07060504;\nprmt.b32 %r9, %r2, %r3, 0x2104;", 0x02010004u},
+      // a nibble with its msb set replicates the chosen byte's sign bit: byte 0 is 0x80 -> 0xFF
+      {"mov.u32 %r2, 0x00000080;\nmov.u32 %r3, 0;\nprmt.b32 %r9, %r2, %r3, 0x0008;", 0x808080FFu},
   };
   for (const Case& c : cases) {
     std::vector<std::uint32_t> out(32, 0xdeadbeef);

@@ -894,6 +894,20 @@ class Cta {
           d[l] = result & mask;
         });
         return;
+      case Op::prmt:  // byte i of d: selector nibble i of c picks byte (sel & 7) of {b, a} (a: 0-3, b: 4-7);
+                      // with the nibble's msb set, that byte's sign bit fills the whole byte ("prmt")
+        for_lanes(m, [&](int l) {
+          const std::uint64_t source = (b[l] & 0xffffffffu) << 32 | (a[l] & 0xffffffffu);
+          std::uint64_t result = 0;
+          for (int i = 0; i < 4; ++i) {
+            const auto select = static_cast<unsigned>(c[l] >> (4 * i)) & 0xfu;
+            std::uint64_t byte = source >> (8 * (select & 7u)) & 0xffu;
+            if ((select & 8u) != 0) byte = (byte & 0x80u) != 0 ? 0xffu : 0;
+            result |= byte << (8 * i);
+          }
+          d[l] = result;
+        });
+        return;
       case Op::setp:
         for_lanes(m, [&](int l) { d[l] = compare(in, a[l], b[l]) ? 1 : 0; });
         return;

@@ -386,6 +386,16 @@ class Decoder {
       for (std::size_t i = 1; i < in.operands.size(); ++i) out.src.push_back(source_slot(in, in.operands[i]));
       return out;
     }
+    if (op == "prmt") {  // byte permute, the generic form only (no .f4e/.b4e/.rc8/.ecl/.ecr/.rc16 mode)
+      need_type();
+      allow(in, {});
+      operands(in, 4);
+      out.op = Op::prmt;
+      out.cls = Class::integer;
+      out.dst = {dest_slot(in, in.operands[0])};
+      for (std::size_t i = 1; i < in.operands.size(); ++i) out.src.push_back(source_slot(in, in.operands[i]));
+      return out;
+    }
     if (op == "setp") {
       allow(in, {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu", "ltu", "leu", "gtu", "geu",
                  "num", "nan", "ftz"});

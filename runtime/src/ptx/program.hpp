@@ -46,7 +46,7 @@ enum class Space : std::uint8_t { generic, global, shared, param, local, constan
 enum class Op : std::uint16_t {
   mov, pack, unpack,  // mov to/from a vector {a, b}
   add, sub, mul_lo, mul_hi, mul_wide, mad_lo, mad_hi, mad_wide, div, rem, min, max, neg, abs,
-  and_, or_, xor_, not_, shl, shr, bfe, bfi,
+  and_, or_, xor_, not_, shl, shr, bfe, bfi, prmt,
   fma, mul_f, add_f, sub_f,
   setp, selp, cvt, cvta_to, cvta_from,
   ld, st, ldmatrix,
