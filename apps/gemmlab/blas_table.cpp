@@ -2,6 +2,7 @@
 // cache, optionally tuning the shape classes it lacks first (docs/blas.md).
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include "cli.hpp"
@@ -90,6 +91,11 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
       table = blas_table_from_cache(*source, info, kernels);
     }
     if (table.created.empty()) table.created = utc_timestamp();
+    // The default location's directory may not exist yet (no results cache was ever written).
+    if (const auto parent = std::filesystem::path(out).parent_path(); !parent.empty()) {
+      std::error_code error;
+      std::filesystem::create_directories(parent, error);
+    }
     write_blas_table(table, out);
     outcome.exit_status = 0;
     if (o->json) return print_json({{"table", out}, {"tuned", tuned}, {"contents", nlohmann::json(table)}});

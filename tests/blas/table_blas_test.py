@@ -53,7 +53,8 @@ def product(library, table):
 def main():
     gemmlab, library = sys.argv[1], os.path.abspath(sys.argv[2])
     with tempfile.TemporaryDirectory() as work:
-        cache, table = os.path.join(work, "results.sqlite"), os.path.join(work, "table.json")
+        # the table in a directory that does not exist yet: blas-table creates it
+        cache, table = os.path.join(work, "results.sqlite"), os.path.join(work, "tables", "table.json")
         env = dict(os.environ, XDG_CACHE_HOME=work)
         run([gemmlab, "tune", "--kernel", "05_packed_avx512", "--m", "300", "--n", "200", "--k", "256", "--budget", "3",
              "--cache", cache, "--json"], env)
