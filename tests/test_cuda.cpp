@@ -355,9 +355,14 @@ TEST(CliVerify, CompileOnlyChecksCudaKernelsWithoutADevice) {
   const nlohmann::json j = testing::parse_json(r);
   EXPECT_GT(j["passed"].get<int>(), 0) << r;
   EXPECT_EQ(j["failed"], 0) << r;
-  for (const auto& c : j["cases"])
-    for (const char* key : {"target", "precision", "params", "registers", "shared_bytes", "spill_bytes"})
+  for (const auto& c : j["cases"]) {
+    for (const char* key : {"target", "precision", "params", "registers", "shared_bytes", "spill_bytes", "ptx_forms"})
       EXPECT_TRUE(c.contains(key)) << key;
+    // The forms the simulator decoded: 01's dot product is fma.rn in the case's precision.
+    const std::string fma = c["precision"] == "fp64" ? "fma.rn.f64" : "fma.rn.f32";
+    EXPECT_TRUE(c["ptx_forms"].contains(fma)) << c["ptx_forms"].dump();
+    EXPECT_GT(c["ptx_forms"].value(fma, 0), 0);
+  }
 }
 
 // What the simulated device will execute: the PTX NVRTC produces on the way to each kernel's
