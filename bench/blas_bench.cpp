@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -67,15 +68,6 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-template <class T>
-void fill(HostBuffer<T>& b, unsigned seed) {
-  std::uint32_t x = seed * 2654435761u + 1;
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    x = x * 1664525u + 1013904223u;
-    b.data()[i] = static_cast<T>(static_cast<double>(x >> 8) / 16777216.0 - 0.5);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -110,17 +102,11 @@ int main(int argc, char** argv) {
         const std::size_t elem = element_size(precision);
         HostBuffer<std::byte> a(p.a_elements() * elem), b(p.b_elements() * elem), c(p.c_elements() * elem);
         if (single) {
-          HostBuffer<float> fa(p.a_elements()), fb(p.b_elements());
-          fill(fa, 1);
-          fill(fb, 2);
-          std::memcpy(a.data(), fa.data(), a.size());
-          std::memcpy(b.data(), fb.data(), b.size());
+          fill_uniform(std::span<float>(reinterpret_cast<float*>(a.data()), p.a_elements()), 1);
+          fill_uniform(std::span<float>(reinterpret_cast<float*>(b.data()), p.b_elements()), 2);
         } else {
-          HostBuffer<double> fa(p.a_elements()), fb(p.b_elements());
-          fill(fa, 1);
-          fill(fb, 2);
-          std::memcpy(a.data(), fa.data(), a.size());
-          std::memcpy(b.data(), fb.data(), b.size());
+          fill_uniform(std::span<double>(reinterpret_cast<double*>(a.data()), p.a_elements()), 1);
+          fill_uniform(std::span<double>(reinterpret_cast<double*>(b.data()), p.b_elements()), 2);
         }
         const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
         auto run_ours = [&] {

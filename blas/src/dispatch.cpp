@@ -138,12 +138,7 @@ Executable& Engine::executable_for(const Kernel& kernel, const Config& config, c
   };
   constexpr std::size_t kept_per_thread = 4;
   thread_local std::vector<Kept> kept;  // most recently used last
-  auto same = [&](const Kept& k) {
-    const Problem& q = k.problem;
-    return k.kernel == &kernel && k.config == config && q.m == p.m && q.n == p.n && q.k == p.k && q.lda == p.lda &&
-           q.ldb == p.ldb && q.ldc == p.ldc && q.trans_a == p.trans_a && q.trans_b == p.trans_b &&
-           q.precision == p.precision && q.alpha == p.alpha && q.beta == p.beta;
-  };
+  auto same = [&](const Kept& k) { return k.kernel == &kernel && k.config == config && k.problem == p; };
   if (auto it = std::find_if(kept.begin(), kept.end(), same); it != kept.end()) {
     std::rotate(it, it + 1, kept.end());
     return *kept.back().executable;

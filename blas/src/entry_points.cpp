@@ -89,18 +89,24 @@ void run(Problem p, T alpha, T beta, const T* a, const T* b, T* c, const char* r
   }
 }
 
-// A column-major GEMM (Fortran's and CBLAS's ColMajor) as the row-major problem C^T = op(B)^T op(A)^T.
-Problem column_major(bool ta, bool tb, int m, int n, int k, int lda, int ldb, int ldc) {
+// The row-major problem C = op(A) op(B) (precision, alpha and beta are set by run()).
+Problem row_major_problem(bool ta, bool tb, int m, int n, int k, int lda, int ldb, int ldc) {
   Problem p;
-  p.m = n;
-  p.n = m;
+  p.m = m;
+  p.n = n;
   p.k = k;
-  p.trans_a = tb;  // the row-major A is B
-  p.lda = ldb;
-  p.trans_b = ta;  // the row-major B is A
-  p.ldb = lda;
+  p.trans_a = ta;
+  p.lda = lda;
+  p.trans_b = tb;
+  p.ldb = ldb;
   p.ldc = ldc;
   return p;
+}
+
+// A column-major GEMM (Fortran's and CBLAS's ColMajor) as the row-major problem C^T = op(B)^T op(A)^T:
+// the row-major A is B, the row-major B is A.
+Problem column_major(bool ta, bool tb, int m, int n, int k, int lda, int ldb, int ldc) {
+  return row_major_problem(tb, ta, n, m, k, ldb, lda, ldc);
 }
 
 template <class T>
@@ -149,16 +155,7 @@ void cblas_gemm(const char* routine, int layout, int transa, int transb, int m, 
   if (ldb < std::max(1, b_row_length)) return report_cblas(routine, 11, "ldb");
   if (ldc < std::max(1, row ? n : m)) return report_cblas(routine, 14, "ldc");
   if (!row) return run(column_major(ta, tb, m, n, k, lda, ldb, ldc), alpha, beta, b, a, c, routine);
-  Problem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.trans_a = ta;
-  p.lda = lda;
-  p.trans_b = tb;
-  p.ldb = ldb;
-  p.ldc = ldc;
-  run(p, alpha, beta, a, b, c, routine);
+  run(row_major_problem(ta, tb, m, n, k, lda, ldb, ldc), alpha, beta, a, b, c, routine);
 }
 
 }  // namespace

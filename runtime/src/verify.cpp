@@ -71,11 +71,10 @@ std::vector<VerifyCase> verify_kernel(Device& device, const Kernel& kernel, Refe
     const int layouts = kernel.reads_transposed() ? 4 : 1;
     for (Problem shape : options.shapes)
       for (Scalars s : options.scalars)
-        for (int case_layout = 0; case_layout < 2 * layouts; ++case_layout) {
-          if (case_layout % 2 == 1 && !options.padded_leading_dimensions) continue;
-          const bool padded = case_layout % 2 == 1;
-          shape.trans_a = (case_layout / 2 & 1) != 0;
-          shape.trans_b = (case_layout / 2 & 2) != 0;
+        for (int layout = 0; layout < layouts; ++layout)
+          for (int padded = 0; padded <= (options.padded_leading_dimensions ? 1 : 0); ++padded) {
+          shape.trans_a = (layout & 1) != 0;
+          shape.trans_b = (layout & 2) != 0;
           Problem p = with_padding(shape, padded ? 3 : 0);
           p.precision = precision;
           p.alpha = s.alpha;

@@ -40,9 +40,9 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
     p.trans_a = transposes[0] == 'T';
     p.trans_b = transposes[1] == 'T';
     const SearchSpace space = (*kernel)->space(device, p.precision);
+    const ShapeClass c = shape_class(p);
     for (const ConfigResult& r : cache.load(g.key)) {
       if (r.status != Status::ok || !space.is_valid(r.config)) continue;
-      const ShapeClass c = shape_class(p);
       auto [it, fresh] = best_gflops.try_emplace(c, r.gflops);
       if (!fresh && r.gflops <= it->second) continue;
       it->second = r.gflops;

@@ -65,6 +65,7 @@ struct Problem {
   std::size_t b_elements() const;
   std::size_t c_elements() const;
   std::string shape() const;  // "MxNxK"
+  bool operator==(const Problem&) const = default;
   bool transposed() const { return trans_a || trans_b; }
   // "NN", "TN", "NT", "TT": whether A, then B, is stored transposed (BLAS's TRANSA, TRANSB).
   std::string transposes() const;

@@ -375,22 +375,13 @@ class Decoder {
       binary(op == "shl" ? Op::shl : Op::shr);
       return out;
     }
-    if (op == "bfe" || op == "bfi") {  // bit field extract / insert
+    // bit field extract / insert; byte permute (the generic form only: no .f4e/.b4e/.rc8/.ecl/
+    // .ecr/.rc16 mode)
+    if (op == "bfe" || op == "bfi" || op == "prmt") {
       need_type();
       allow(in, {});
-      const bool insert = op == "bfi";
-      operands(in, insert ? 5 : 4);
-      out.op = insert ? Op::bfi : Op::bfe;
-      out.cls = Class::integer;
-      out.dst = {dest_slot(in, in.operands[0])};
-      for (std::size_t i = 1; i < in.operands.size(); ++i) out.src.push_back(source_slot(in, in.operands[i]));
-      return out;
-    }
-    if (op == "prmt") {  // byte permute, the generic form only (no .f4e/.b4e/.rc8/.ecl/.ecr/.rc16 mode)
-      need_type();
-      allow(in, {});
-      operands(in, 4);
-      out.op = Op::prmt;
+      operands(in, op == "bfi" ? 5 : 4);
+      out.op = op == "bfi" ? Op::bfi : op == "bfe" ? Op::bfe : Op::prmt;
       out.cls = Class::integer;
       out.dst = {dest_slot(in, in.operands[0])};
       for (std::size_t i = 1; i < in.operands.size(); ++i) out.src.push_back(source_slot(in, in.operands[i]));
