@@ -29,7 +29,8 @@
 # each of them and stops with one line naming all that are missing (on Debian/Ubuntu:
 # scripts/install-deps.sh, or apt-get install libopenblas-dev libblis-dev nlohmann-json3-dev
 # libfmt-dev libsqlite3-dev libcli11-dev zlib1g-dev libgtest-dev; elsewhere set CMAKE_PREFIX_PATH
-# to where they are installed, which CMake reads from the environment).
+# to where they are installed, which CMake reads from the environment). Where nothing can be
+# installed: --fetch-debs DIR on a Debian 12 machine, then --debs DIR on the GPU machine.
 #
 # Exit status: 0 every step succeeded; 1 a step failed (the others still ran where they could:
 # see OUT/summary.json); 2 bad options; 3 no NVIDIA GPU (checked first, before anything is built);
@@ -81,6 +82,10 @@ Options:
   --device N          the GPU, by nvidia-smi index (default: 0); gemmlab sees only that one
   --budget N          evaluations per tuning run at most (default: 100)
   --time-limit S      seconds per tuning run at most, 0 for none (default: 300)
+  --debs DIR          unpack the Debian packages (*.deb) in DIR into BUILD/deps and build against
+                      them: for a GPU machine with nothing but the CUDA toolkit, CMake and Ninja
+  --fetch-debs DIR    on a Debian 12 machine with network: download into DIR the packages the
+                      build needs beyond those three (about 35 MB), then exit; needs no GPU
   --dry-run           print the commands instead of running them (the GPU check still runs)
   -h, --help          this text
 
@@ -100,6 +105,8 @@ gpu_index=0
 budget=100
 time_limit=300
 dry_run=false
+debs_dir=""
+fetch_debs_dir=""
 
 need_value() {  # need_value OPTION ARGC: the option must be followed by a value
   [ "$2" -ge 2 ] || die 2 "$1 needs a value (see --help)"
@@ -123,6 +130,10 @@ while [ $# -gt 0 ]; do
     --budget=*) budget=${1#*=}; shift ;;
     --time-limit) need_value "$1" $#; time_limit=$2; shift 2 ;;
     --time-limit=*) time_limit=${1#*=}; shift ;;
+    --debs) need_value "$1" $#; debs_dir=$2; shift 2 ;;
+    --debs=*) debs_dir=${1#*=}; shift ;;
+    --fetch-debs) need_value "$1" $#; fetch_debs_dir=$2; shift 2 ;;
+    --fetch-debs=*) fetch_debs_dir=${1#*=}; shift ;;
     --dry-run) dry_run=true; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die 2 "unknown option '$1' (see --help)" ;;
@@ -170,6 +181,25 @@ for k in "${kernel_args[@]}"; do
   [ "$k" = "$number" ] || [ "$k" = "$name" ] || die 2 "--kernels: '$k' is not a CUDA kernel (kernel $number is $name)"
   kernels+=("$name")
 done
+
+# The Debian 12 packages a bare GPU machine lacks: the libraries the build finds with CMake
+# (the probe below names the same ones), the runtime libraries they need, GoogleTest, and netlib's
+# BLAS test programs (the BLAS library's tests run them).
+readonly build_debs=(libopenblas-dev libopenblas-pthread-dev libopenblas0 libopenblas0-pthread libgfortran5
+  libblis-dev libblis-pthread-dev libblis4 libblis4-pthread nlohmann-json3-dev libfmt-dev libfmt9
+  libsqlite3-dev libsqlite3-0 libcli11-dev zlib1g-dev libgtest-dev libblas-test)
+if [ -n "$fetch_debs_dir" ]; then
+  command -v apt-get >/dev/null 2>&1 || die 4 "--fetch-debs needs apt-get (a Debian 12 machine)"
+  mkdir -p "$fetch_debs_dir" || die 2 "--fetch-debs: cannot create '$fetch_debs_dir'"
+  (cd "$fetch_debs_dir" && apt-get download "${build_debs[@]}") || die 1 "--fetch-debs: apt-get download failed"
+  note "fetched ${#build_debs[@]} packages into $fetch_debs_dir; on the GPU machine: scripts/gpu-measure.sh --debs $fetch_debs_dir"
+  exit 0
+fi
+if [ -n "$debs_dir" ]; then
+  [ -d "$debs_dir" ] || die 2 "--debs: '$debs_dir' is not a directory"
+  compgen -G "$debs_dir/*.deb" >/dev/null || die 2 "--debs: no .deb files in '$debs_dir' (make them with --fetch-debs)"
+  debs_dir=$(cd "$debs_dir" && pwd)
+fi
 
 # --- The GPU: before anything else ------------------------------------------------------------
 command -v nvidia-smi >/dev/null 2>&1 ||
@@ -357,6 +387,45 @@ run_logged() {
   "$@" >"$log" 2>&1
 }
 
+# unpack_debs: --debs's packages into BUILD/deps (dpkg -x, never into /), with the links Debian's
+# alternatives would make (libopenblas.so, cblas.h, libblis.so, blis.h from the pthread flavours),
+# then CMAKE_PREFIX_PATH and the loader's path pointing there.
+unpack_debs() {
+  local prefix deb dir f arch=x86_64-linux-gnu
+  prefix=$(mkdir -p "$build_dir/deps" && cd "$build_dir/deps" && pwd)
+  for deb in "$debs_dir"/*.deb; do
+    if command -v dpkg >/dev/null 2>&1; then
+      dpkg -x "$deb" "$prefix" || die 4 "--debs: cannot unpack $deb"
+    else  # a .deb is an ar archive holding data.tar.*
+      local scratch
+      scratch=$(mktemp -d) && (cd "$scratch" && ar x "$deb") && tar -x -f "$scratch"/data.tar.* -C "$prefix" ||
+        die 4 "--debs: cannot unpack $deb (needs dpkg, or ar and tar)"
+      rm -rf "$scratch"
+    fi
+  done
+  # OpenBLAS first: its cblas.h is the one Debian's alternatives choose when both are installed.
+  for dir in "$prefix"/usr/{lib,include}/"$arch"/{openblas,blis}-pthread; do
+    [ -d "$dir" ] || continue
+    for f in "$dir"/*; do
+      [ -f "$f" ] && [ "${f##*/}" != pkgconfig ] || continue
+      [ -e "$(dirname "$dir")/${f##*/}" ] || ln -s "$(basename "$dir")/${f##*/}" "$(dirname "$dir")/${f##*/}"
+    done
+  done
+  [ ! -d "$prefix/usr/include/$arch/blis-pthread" ] || [ -e "$prefix/usr/include/$arch/blis" ] ||
+    ln -s blis-pthread "$prefix/usr/include/$arch/blis"
+  note "build: unpacked $(compgen -G "$debs_dir/*.deb" | wc -l) packages from $debs_dir into $prefix"
+  use_deps_prefix
+}
+# use_deps_prefix: CMake and the loader look in BUILD/deps first (also for the steps after a build
+# made with --debs by an earlier run).
+use_deps_prefix() {
+  local prefix=$build_dir/deps/usr
+  [ -d "$prefix" ] || return 0
+  prefix=$(cd "$prefix" && pwd)
+  export CMAKE_PREFIX_PATH="$prefix${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export LD_LIBRARY_PATH="$prefix/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
+
 # --- build --------------------------------------------------------------------------------------
 if [ -n "${want_step[build]:-}" ]; then
   # The tools first, then what CMake must find, each missing one named.
@@ -365,6 +434,7 @@ if [ -n "${want_step[build]:-}" ]; then
   printf '%s\n%s\n' 3.25 "$cmake_version" | sort -V -C ||
     die 4 "missing: cmake 3.25 or later (found $cmake_version)"
   command -v ninja >/dev/null 2>&1 || die 4 "missing: ninja (the build uses the Ninja generator)"
+  if [ -n "$debs_dir" ] && ! $dry_run; then unpack_debs; fi
 
   probe=$(mktemp -d "${TMPDIR:-/tmp}/gpu-measure-probe.XXXXXX")
   trap 'rm -rf "$probe"' EXIT
@@ -451,6 +521,7 @@ EOF
 fi
 
 $dry_run || mkdir -p "$out_dir/logs"
+[ -z "$debs_dir" ] || [ -n "${want_step[build]:-}" ] || use_deps_prefix
 if ! $dry_run && [ ! -x "$gemmlab" ]; then
   die 1 "no gemmlab at $gemmlab: build it first (--steps build, or --build-dir pointing at a build with CUDA)"
 fi

@@ -3,6 +3,7 @@
 // its space, without spills at the default and within the shared-memory limit. Tests that run
 // kernels skip with the reason when there is no GPU.
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -52,6 +53,18 @@ TEST_P(EveryCudaKernel, CompilesForEveryTargetWithoutSpillsAndWithinSharedMemory
 
 INSTANTIATE_TEST_SUITE_P(Cuda, EveryCudaKernel, ::testing::ValuesIn(cuda_kernel_names()),
                          [](const auto& param_info) { return "k" + param_info.param; });
+
+// Where a driver is installed, NVRTC (12.9+) serves repeated compilations from a cache of its
+// own without ptxas's report: on an H100 the compile check above then saw 0 registers for every
+// module compiled before. gemmlab switches that cache off when its CUDA code is loaded.
+TEST(CudaKernels, NvrtcsOwnCacheIsOffSoEveryModuleComesWithItsResourceReport) {
+  const char* disabled = std::getenv("CUDA_CACHE_DISABLE");
+  ASSERT_NE(disabled, nullptr);
+  EXPECT_STREQ(disabled, "1");
+  const cuda::CompiledModule module =
+      cuda::compile(cuda::compile_request("01_naive", {{"BLOCK", 16}}, Precision::fp32, "sm_80"));
+  EXPECT_GT(module.usage.registers, 0) << module.log;
+}
 
 TEST(CudaKernels, TheCurriculumIsCompleteAndEachSourceIsEmbedded) {
   const auto names = cuda_kernel_names();

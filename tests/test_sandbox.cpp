@@ -3,8 +3,10 @@
 // as failed with its reason, the worker is restarted, and tuning goes on.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "faulty_kernels.hpp"
 #include "gemmlab/worker.hpp"
@@ -101,7 +103,13 @@ TEST(Sandbox, MemoryExhaustionIsFailedAndTheWorkerSurvivesIt) {
   if (!worker_memory_limit_supported())
     GTEST_SKIP() << "AddressSanitizer build: the worker's address-space limit is not applied (ASan's shadow "
                     "memory needs terabytes of address space), so exhausting memory would hit the whole machine";
-  WorkerRunner runner(test_worker, setup_for("crashing", std::uint64_t{1} << 30));
+  // 1 GiB plus 128 MiB a core, at most 6 GiB (the kernel stops at 8): the fp64 reference (OpenBLAS)
+  // starts a thread per core when loaded, each reserving address space (its stack, glibc's arena,
+  // OpenBLAS's buffer); on 16 cores a flat 1 GiB stopped the worker before the kernel ran.
+  const std::uint64_t limit = std::min<std::uint64_t>(
+      (std::uint64_t{1} << 30) + std::uint64_t{std::thread::hardware_concurrency()} * (std::uint64_t{128} << 20),
+      std::uint64_t{6} << 30);
+  WorkerRunner runner(test_worker, setup_for("crashing", limit));
   const ConfigResult o = runner.run({{"MODE", testing::exhaust_memory}}, 0, 60);
   EXPECT_EQ(o.status, Status::failed);
   EXPECT_TRUE(contains(o.reason, "out of memory")) << o.reason;

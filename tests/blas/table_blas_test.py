@@ -13,6 +13,8 @@ import subprocess
 import sys
 import tempfile
 
+from numpy_blas import skip_unless_interposable
+
 PRODUCT = """
 import numpy as np
 rng = np.random.default_rng(3)
@@ -51,6 +53,7 @@ def product(library, table):
 
 
 def main():
+    skip_unless_interposable()
     gemmlab, library = sys.argv[1], os.path.abspath(sys.argv[2])
     with tempfile.TemporaryDirectory() as work:
         # the table in a directory that does not exist yet: blas-table creates it

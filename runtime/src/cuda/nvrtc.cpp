@@ -15,6 +15,13 @@
 namespace gemmlab::cuda {
 namespace {
 
+// NVRTC 12.9 and later keep a cache of their own where a CUDA driver is installed, and a module
+// served from it comes without ptxas's resource report (registers, spills, shared memory), which
+// the compile checks and the occupancy figures need. gemmlab's module cache (compile() below)
+// keeps the report with the module, so NVRTC's is switched off, before main() and so before any
+// thread can read the environment; a CUDA_CACHE_DISABLE set by the user is left as it is.
+[[maybe_unused]] const bool nvrtc_cache_disabled = [] { return ::setenv("CUDA_CACHE_DISABLE", "1", 0) == 0; }();
+
 void check(nvrtcResult result, const char* what) {
   if (result != NVRTC_SUCCESS) throw std::runtime_error(std::string(what) + ": " + nvrtcGetErrorString(result));
 }
