@@ -12,6 +12,7 @@
 #include <cstring>
 #include <exception>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -190,6 +191,54 @@ struct Warp {
   std::uint64_t* slot(int s) { return regs.data() + static_cast<std::size_t>(s) * warp_size; }
 };
 
+// The race checker's view of shared memory, per 4-byte word: who wrote it last and in which epoch
+// (the CTA's barriers so far; the writer's warp's synchronisations so far), and how many
+// asynchronous copies to it are in flight.
+struct WordState {
+  std::int32_t writer = -1;  // thread index; -1: nobody, or an asynchronous copy ordered by its wait
+  std::uint32_t epoch = 0, warp_epoch = 0;
+  std::uint16_t in_flight = 0;
+};
+
+// A CTA's storage: its warps' register files and local memory, its shared memory and the race
+// checker's words. A launch's workers take it from a pool and give it back, so that the next
+// launch reuses the pages: allocated afresh (megabytes per worker for the unrolled kernels' many
+// registers), it went back to the system at each launch's end and was faulted in again, which was
+// a fifth to two fifths of the verification plan's time on the simulator.
+struct CtaStorage {
+  std::vector<Warp> warps;
+  std::vector<std::byte> shared;
+  std::vector<WordState> words;
+};
+
+class CtaStoragePool {
+ public:
+  static std::unique_ptr<CtaStorage> take() {
+    const std::lock_guard lock(mutex());
+    auto& free = storages();
+    if (free.empty()) return std::make_unique<CtaStorage>();
+    auto storage = std::move(free.back());
+    free.pop_back();
+    return storage;
+  }
+  static void give_back(std::unique_ptr<CtaStorage> storage) {
+    const std::lock_guard lock(mutex());
+    auto& free = storages();
+    // As many as the launches' workers at most (one per hardware thread); more are released.
+    if (free.size() < std::max(1u, std::thread::hardware_concurrency())) free.push_back(std::move(storage));
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::vector<std::unique_ptr<CtaStorage>>& storages() {
+    static std::vector<std::unique_ptr<CtaStorage>> free;
+    return free;
+  }
+};
+
 class Cta {
  public:
   Cta(const Decoded& program, const Launch& launch, const std::vector<std::byte>& params, Metrics& metrics,
@@ -201,12 +250,23 @@ class Cta {
     warps_.resize(static_cast<std::size_t>(warps));
     for (int w = 0; w < warps; ++w) {
       Warp& warp = warps_[static_cast<std::size_t>(w)];
+      // A warp of an earlier launch: every field at its default again, its buffers' capacity kept.
+      std::vector<std::uint64_t> regs = std::move(warp.regs);
+      std::vector<std::byte> local = std::move(warp.local);
+      std::vector<int> latest = std::move(warp.latest);
+      warp = Warp{};
       warp.index = w;
+      warp.regs = std::move(regs);
+      warp.local = std::move(local);
+      warp.latest = std::move(latest);
       warp.regs.assign(static_cast<std::size_t>(program.slots) * warp_size, 0);
       warp.local.assign(program.local_bytes * warp_size, std::byte{0});
       warp.latest.assign(static_cast<std::size_t>(program.slots), -1);
     }
   }
+  ~Cta() { CtaStoragePool::give_back(std::move(storage_)); }
+  Cta(const Cta&) = delete;
+  Cta& operator=(const Cta&) = delete;
 
   void run(Dim3 ctaid) {
     ctaid_ = ctaid;
@@ -1335,19 +1395,12 @@ class Cta {
   SectorSet& touched_;
   int threads_ = 0;
   Dim3 ctaid_;
-  std::vector<std::byte> shared_;
-  std::vector<Warp> warps_;
+  std::unique_ptr<CtaStorage> storage_ = CtaStoragePool::take();  // before the references into it
+  std::vector<std::byte>& shared_ = storage_->shared;
+  std::vector<Warp>& warps_ = storage_->warps;
   std::vector<PendingTma> tmas_;
   int barrier_count_[16] = {};
-  // The race checker's view of shared memory, per 4-byte word: who wrote it last and in which
-  // epoch (the CTA's barriers so far; the writer's warp's synchronisations so far), and how many
-  // asynchronous copies to it are in flight.
-  struct WordState {
-    std::int32_t writer = -1;  // thread index; -1: nobody, or an asynchronous copy ordered by its wait
-    std::uint32_t epoch = 0, warp_epoch = 0;
-    std::uint16_t in_flight = 0;
-  };
-  std::vector<WordState> words_;
+  std::vector<WordState>& words_ = storage_->words;
   std::uint32_t epoch_ = 0;
 };
 
