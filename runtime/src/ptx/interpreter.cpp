@@ -611,7 +611,8 @@ class Cta {
   Resolved resolve(Warp& w, const Instr& in, int lane, Space space, std::uint64_t address, std::size_t bytes,
                    std::size_t align = 0) {
     if (align == 0) align = bytes;
-    if (address % align != 0)
+    // Access sizes and alignments are powers of two: a mask, not a division, on every lane's access.
+    if ((std::has_single_bit(align) ? address & (align - 1) : address % align) != 0)
       fail(w, in, lane, "a misaligned access: address " + hex(address) + " is not a multiple of " + std::to_string(align));
     if (space == Space::generic) {
       space = Space::global;
