@@ -11,6 +11,8 @@ only away from the default configurations; writes the summary (not every case) w
 commit and command to bench/results/ptx-sim/ptx_forms.json.
 
     bench/ptx_forms.py [--gemmlab build/default/apps/gemmlab/gemmlab] [--sample all] [--kernel K]
+
+With --kernel, the summary goes to bench/results/ptx-sim/ptx_forms-K-sample-N.json instead.
 """
 import argparse
 import collections
@@ -92,8 +94,10 @@ def main():
         "forms": {form: everywhere[form] for form in sorted(everywhere)},
         "forms_only_beyond_defaults": beyond_defaults,
     }
-    if not args.kernel:
-        print(f"\n(summary: {save_results('ptx-sim/ptx_forms.json', summary)})")
+    # One kernel's check goes to a file of its own, so that whole spaces can be checked kernel by
+    # kernel without replacing the all-kernel summary.
+    name = "ptx_forms.json" if not args.kernel else f"ptx_forms-{args.kernel}-sample-{args.sample}.json"
+    print(f"\n(summary: {save_results('ptx-sim/' + name, summary)})")
     return 1 if document["failed"] else 0
 
 
