@@ -398,8 +398,10 @@ unpack_debs() {
       dpkg -x "$deb" "$prefix" || die 4 "--debs: cannot unpack $deb"
     else  # a .deb is an ar archive holding data.tar.*
       local scratch
-      scratch=$(mktemp -d) && (cd "$scratch" && ar x "$deb") && tar -x -f "$scratch"/data.tar.* -C "$prefix" ||
+      scratch=$(mktemp -d) || die 4 "--debs: cannot make a scratch directory"
+      if ! (cd "$scratch" && ar x "$deb" && tar -x -f "$scratch"/data.tar.* -C "$prefix"); then
         die 4 "--debs: cannot unpack $deb (needs dpkg, or ar and tar)"
+      fi
       rm -rf "$scratch"
     fi
   done
@@ -407,7 +409,7 @@ unpack_debs() {
   for dir in "$prefix"/usr/{lib,include}/"$arch"/{openblas,blis}-pthread; do
     [ -d "$dir" ] || continue
     for f in "$dir"/*; do
-      [ -f "$f" ] && [ "${f##*/}" != pkgconfig ] || continue
+      if [ ! -f "$f" ] || [ "${f##*/}" = pkgconfig ]; then continue; fi
       [ -e "$(dirname "$dir")/${f##*/}" ] || ln -s "$(basename "$dir")/${f##*/}" "$(dirname "$dir")/${f##*/}"
     done
   done
