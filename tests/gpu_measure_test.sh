@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/gpu-measure.sh where there is no GPU: bad options are exit 2 with one line, a missing
-# GPU is exit 3 before anything is built, --debs needs a folder of .deb files, and --dry-run with
-# a stand-in nvidia-smi prints the commands, --debs's unpacking included in the build's place.
+# GPU is exit 3 before anything is built (no build directory appears), --debs needs a folder of
+# .deb files, and --dry-run with a stand-in nvidia-smi prints the tune commands.
 #   gpu_measure_test.sh SCRIPT
 set -uo pipefail
 script=$1
@@ -29,7 +29,7 @@ expect 2 "--kernels: '13'" -- "$script" --kernels 13
 expect 2 "--debs: '$work/none' is not a directory" -- "$script" --debs "$work/none"
 mkdir -p "$work/nodebs"
 expect 2 "no .deb files" -- "$script" --debs "$work/nodebs"
-expect 3 "no NVIDIA GPU: nvidia-smi is not installed" -- env PATH="$no_gpu_path" "$script" --steps verify
+expect 3 "no NVIDIA GPU: nvidia-smi is not installed" -- env PATH="$no_gpu_path" "$script" --build-dir "$work/build"
 [ ! -e "$work/build" ] || { echo "FAIL: a build directory appeared without a GPU"; failures=$((failures + 1)); }
 
 # A stand-in nvidia-smi describing one H100: --dry-run prints the tune commands.
