@@ -11,7 +11,8 @@ the bar: the geometric mean of those ratios per precision and thread count (>= 1
 worst shape (>= 0.9 wanted) and, for squares of 1024 and more, the share of the FMA ceiling that
 `gemmlab devices` measures for the cores used (>= 85% wanted). The table the library used
 ($GEMMLAB_BLAS_TABLE or the default path: `gemmlab blas-table`) is recorded with the results in
-bench/results/blas-bench.json; the plot goes to --plot (default bench/results/blas-bench.png).
+bench/results/blas-bench.json, which `gemmlab report` also takes; the plot (the report's: gemmlab
+over each peer, per shape) goes to --plot (default bench/results/blas-bench.png).
 """
 import argparse
 import datetime
@@ -60,33 +61,14 @@ def geomean(values):
 
 
 def plot(rows, path):
+    """The report's chart of the BLAS library against its peers (bench/report/gemmlab_report.py)."""
+    sys.path.insert(0, os.path.join(ROOT, "bench", "report"))
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from gemmlab_report import plot_blas
     except ImportError:
         print("(no matplotlib: no plot)")
         return None
-    groups = sorted({(r["precision"], r["threads"]) for r in rows})
-    fig, axes = plt.subplots(len(groups), 1, figsize=(16, 4.5 * len(groups)), squeeze=False)
-    for ax, (precision, threads) in zip(axes[:, 0], groups):
-        mine = [r for r in rows if r["precision"] == precision and r["threads"] == threads]
-        shapes = list(dict.fromkeys(r["shape"] for r in mine))
-        peers = list(dict.fromkeys(r["peer"] for r in mine))
-        width = 0.8 / (len(peers) + 1)
-        ours = [max(r["gemmlab_gflops"] for r in mine if r["shape"] == s) for s in shapes]
-        ax.bar([i for i in range(len(shapes))], ours, width, label="gemmlab (libgemmlab_blas.so)")
-        for j, peer in enumerate(peers):
-            values = [next((r["peer_gflops"] for r in mine if r["shape"] == s and r["peer"] == peer), 0) for s in shapes]
-            ax.bar([i + (j + 1) * width for i in range(len(shapes))], values, width, label=peer)
-        ax.set_xticks([i + 0.4 for i in range(len(shapes))])
-        ax.set_xticklabels(shapes, rotation=60, ha="right", fontsize=7)
-        ax.set_ylabel("GFLOP/s (measured)")
-        ax.set_title(f"{precision}, {threads} thread(s): GEMM as a program calls it")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    return path
+    return plot_blas(rows, path)
 
 
 def main():
@@ -143,7 +125,7 @@ def main():
                     "large_square_shares": {s: share for s, share in shares}})
 
     picture = plot(rows, args.plot)
-    document = {"script": " ".join(sys.argv), "commands": commands,
+    document = {"kind": "blas-bench", "script": " ".join(sys.argv), "commands": commands,
                 "date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": git_commit(),
                 "device": {k: device.get(k) for k in ("name", "vendor", "cores", "fingerprint", "measured")},
                 "table": table_in_use(args.gemmlab), "bar": bar, "results": rows,

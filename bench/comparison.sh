@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The hardware comparison on this machine: sweeps of every backend present (the CPU, OpenCL,
 # every simulated systolic preset), tuning runs of the CPU's 05 with three strategies (the
-# convergence plot and the heat map), then the report.
+# convergence plot and the heat map), then the report (with the BLAS library's last benchmark).
 #   bench/comparison.sh [BUILD_DIR] [OUT_DIR]     (defaults: build/default, bench/results/comparison)
 # Results from other machines (a GPU's sweep) go beside them in OUT_DIR and into the report with
 #   gemmlab report --in OUT_DIR/*.json --out REPORT_DIR
@@ -27,4 +27,7 @@ for strategy in random annealing bayesian; do
   "$gemmlab" tune --backend cpu --kernel 05_packed_avx512 --m 512 --n 512 --k 512 --strategy $strategy \
     --budget 40 --seed 1 --no-cache --json > "$out/tune-05-512-$strategy-$host.json"
 done
-"$gemmlab" report --in "$out"/*.json --out "$build/comparison-report"
+# The BLAS library's last benchmark (bench/blas_bench.py), where there is one, as its own section.
+blas=()
+[ -f bench/results/blas-bench.json ] && blas=(bench/results/blas-bench.json)
+"$gemmlab" report --in "$out"/*.json "${blas[@]}" --out "$build/comparison-report"

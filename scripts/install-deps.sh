@@ -11,7 +11,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev
   hipcc libamdhip64-dev
   python3-matplotlib python3-numpy chromium
-  libblas-test libdnnl-dev
+  libblas-test libdnnl-dev libxsmm-dev
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
 )
 

@@ -64,6 +64,23 @@ BlasTable sample_table() {
   return t;
 }
 
+// docs/blas.md's rule for a class the table lacks: M*N*K below 16^3 the naive kernel, up to 16
+// rows of C the small-M step, else the packed one; transposes do not change the choice.
+TEST(BlasDefaultKernel, FollowsTheVolumeAndRowRule) {
+  auto kernel = [](std::int64_t m, std::int64_t n, std::int64_t k, bool trans_b = false) {
+    Problem p = Problem::packed(m, n, k);
+    p.trans_b = trans_b;
+    return default_blas_kernel(p);
+  };
+  EXPECT_EQ(kernel(1, 1, 1), "01_naive");
+  EXPECT_EQ(kernel(15, 16, 16), "01_naive");      // 3840 < 4096
+  EXPECT_EQ(kernel(16, 16, 16), "06_small_m");    // 4096: no longer tiny, 16 rows
+  EXPECT_EQ(kernel(1, 4096, 4096), "06_small_m");
+  EXPECT_EQ(kernel(16, 11008, 4096, true), "06_small_m");
+  EXPECT_EQ(kernel(17, 17, 17), "05_packed_avx512");
+  EXPECT_EQ(kernel(4096, 1, 4096), "05_packed_avx512");  // few columns, many rows
+}
+
 TEST(BlasTableFile, RoundTripsAndFindsByClass) {
   Scratch scratch;
   const std::string path = scratch.file("table.json");

@@ -282,7 +282,7 @@ TEST(CliVerify, WrongResultsExit1) {
 
 // --- kernels and devices -----------------------------------------------------------------------
 
-TEST(CliKernels, JsonListsTheFiveCpuKernelsWithTheirSpaces) {
+TEST(CliKernels, JsonListsTheSixCpuKernelsWithTheirSpaces) {
   const json j = run_json("kernels --backend cpu --json");
   ASSERT_TRUE(j.is_object() && j.contains("kernels") && j["kernels"].is_array()) << j;
   std::vector<std::string> names;
@@ -317,7 +317,7 @@ TEST(CliKernels, JsonListsTheFiveCpuKernelsWithTheirSpaces) {
           << v;
   }
   EXPECT_EQ(names, (std::vector<std::string>{"01_naive", "02_loop_order", "03_cache_blocked",
-                                             "04_register_blocked_avx2", "05_packed_avx512"}));
+                                             "04_register_blocked_avx2", "05_packed_avx512", "06_small_m"}));
   const json& packed = j["kernels"][4];
   std::set<std::string> params;
   for (const json& p : packed["parameters"]) params.insert(p["name"].get<std::string>());
@@ -354,7 +354,8 @@ TEST(CliKernels, KernelsThatStageBlocksNameTheirTileOfC) {
                                                 {"02_loop_order", {}},
                                                 {"03_cache_blocked", {{"tile_m", "MC"}, {"tile_n", "NC"}}},
                                                 {"04_register_blocked_avx2", {}},
-                                                {"05_packed_avx512", {{"tile_m", "MC"}, {"tile_n", "NC"}}}}));
+                                                {"05_packed_avx512", {{"tile_m", "MC"}, {"tile_n", "NC"}}},
+                                                {"06_small_m", {}}}));
 }
 
 TEST(CliKernels, Fp64SpacesAndTextOutput) {

@@ -361,9 +361,10 @@ TEST(VerificationSample, SpreadsOverTheValidSpaceAfterTheExtremes) {
   EXPECT_EQ(std::set<Config>(all.begin(), all.end()), std::set<Config>(valid.begin(), valid.end()));
 }
 
-TEST(KernelRegistry, HoldsTheFiveCpuKernelsInCurriculumOrder) {
+TEST(KernelRegistry, HoldsTheSixCpuKernelsInCurriculumOrder) {
   EXPECT_EQ(cpu_kernel_names(), (std::vector<std::string>{"01_naive", "02_loop_order", "03_cache_blocked",
-                                                          "04_register_blocked_avx2", "05_packed_avx512"}));
+                                                          "04_register_blocked_avx2", "05_packed_avx512",
+                                                          "06_small_m"}));
   const auto backends = registry().backend_names();
   EXPECT_EQ(backends.front(), "cpu") << "the cpu backend is always built, and first";
   std::size_t all = 0;

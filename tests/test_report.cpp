@@ -156,7 +156,7 @@ std::string fixture(const char* name) { return std::string(GEMMLAB_TEST_DATA) + 
 
 std::string report_inputs() {
   std::string args;
-  for (const char* f : {"sweep-cpu.json", "sweep-tpu.json", "tune-random.json", "tune-annealing.json"})
+  for (const char* f : {"sweep-cpu.json", "sweep-tpu.json", "tune-random.json", "tune-annealing.json", "blas-bench.json"})
     args += " --in " + fixture(f);
   return args;
 }
@@ -166,7 +166,8 @@ TEST(CliReport, RendersEveryPlotTheTableAndTheExplanationsFromFixtureResults) {
   const testing::CliResult r = run_cli("report" + report_inputs() + " --out " + out.string());
   ASSERT_EQ(r.status, 0) << r;
   const std::string page = testing::read_file((out / "index.html").string());
-  for (const char* plot : {"gflops_vs_size", "roofline_0", "roofline_1", "staircase", "convergence", "heatmap"}) {
+  for (const char* plot :
+       {"gflops_vs_size", "roofline_0", "roofline_1", "staircase", "convergence", "heatmap", "blas_vs_peers"}) {
     EXPECT_TRUE(contains(page, std::string("src=\"") + plot + ".png\"")) << plot;
     for (const char* ext : {".png", ".svg"}) {
       const fs::path file = out / (std::string(plot) + ext);
@@ -183,6 +184,10 @@ TEST(CliReport, RendersEveryPlotTheTableAndTheExplanationsFromFixtureResults) {
   EXPECT_TRUE(contains(page, "could not grow further because of"));
   EXPECT_TRUE(contains(page, "not measured"));
   EXPECT_TRUE(contains(page, "openblas"));
+  // The BLAS library's benchmark: its section, the peers' versions and the bar's summary.
+  EXPECT_TRUE(contains(page, "The BLAS library against its peers"));
+  EXPECT_TRUE(contains(page, "oneDNN fixture"));
+  EXPECT_TRUE(contains(page, "<td>0.71</td><td>1x4096x4096 (0.50)</td>"));
 }
 
 // Sweeps written now (schema 2: time_ms, reference.gflops) and the committed ones of schema 1
@@ -239,7 +244,7 @@ TEST(CliReport, HeadlessChromiumLoadsEveryPlot) {
   const auto slash = counts.find('/');
   ASSERT_NE(slash, std::string::npos) << counts;
   EXPECT_EQ(counts.substr(0, slash), counts.substr(slash + 1)) << "plots that did not load: " << counts;
-  EXPECT_EQ(counts.substr(slash + 1), "6") << "six plots for two devices";
+  EXPECT_EQ(counts.substr(slash + 1), "7") << "six plots for two devices and the BLAS library's";
 }
 
 }  // namespace

@@ -520,9 +520,21 @@ TEST_P(ReferenceAgreesWithNaive, RejectsPrecisionsWithoutACblasRoutine) {
 INSTANTIATE_TEST_SUITE_P(Cblas, ReferenceAgreesWithNaive, ::testing::Values("openblas", "blis"),
                          [](const auto& param_info) { return param_info.param; });
 
-TEST(CblasReferences, NamesAreOpenblasAndBlisThenOnednn) {
+TEST(CblasReferences, NamesAreOpenblasAndBlisThenOnednnAndLibxsmm) {
   EXPECT_EQ(cpu::cblas_names(), (std::vector<std::string>{"openblas", "blis"}));
-  EXPECT_EQ(registry().backend("cpu").reference_names(), (std::vector<std::string>{"openblas", "blis", "onednn"}));
+  EXPECT_EQ(registry().backend("cpu").reference_names(),
+            (std::vector<std::string>{"openblas", "blis", "onednn", "libxsmm"}));
+}
+
+// A reference's C checked by the validator against the fp64 truth.
+void expect_reference_right(Reference& reference, const Problem& p) {
+  HostCase host(p, 5);
+  host.compute_expected(&testing::openblas());
+  HostBuffer<std::byte> c(host.c_bytes_with_guard());
+  std::memcpy(c.data(), host.c_initial().data(), c.size());
+  reference.gemm(p, {host.a().data(), host.b().data(), c.data()});
+  const ValidationResult v = host.check(c.data());
+  EXPECT_TRUE(v.valid) << reference.name() << " " << to_string(p.precision) << " " << p.transposes() << ": " << v.reason;
 }
 
 // A reference's C in one layout (NN, TN, NT, TT) checked by the validator against the fp64 truth,
@@ -533,13 +545,7 @@ void expect_reference_right_in_every_layout(Reference& reference, Precision prec
     p.trans_a = (layout & 1) != 0;
     p.trans_b = (layout & 2) != 0;
     p = with_padding(p, 2);
-    HostCase host(p, 5);
-    host.compute_expected(&testing::openblas());
-    HostBuffer<std::byte> c(host.c_bytes_with_guard());
-    std::memcpy(c.data(), host.c_initial().data(), c.size());
-    reference.gemm(p, {host.a().data(), host.b().data(), c.data()});
-    const ValidationResult v = host.check(c.data());
-    EXPECT_TRUE(v.valid) << reference.name() << " " << p.transposes() << ": " << v.reason;
+    expect_reference_right(reference, p);
   }
 }
 
@@ -564,6 +570,28 @@ TEST(CpuReferences, OnednnComputesFp32InEveryLayoutAndRefusesFp64) {
   std::vector<double> a(4), b(4), c(4);
   EXPECT_THROW_MENTIONING(onednn->gemm(Problem::packed(2, 2, 2, Precision::fp64), {a.data(), b.data(), c.data()}),
                           std::invalid_argument, {"onednn", "fp64"});
+}
+
+// libxsmm is column-major: the row-major problem reaches it with A and B exchanged. Both
+// precisions, every layout, one thread and two; sizes beyond its small-matrix limit (64^3) too.
+TEST(CpuReferences, LibxsmmComputesFp32AndFp64InEveryLayout) {
+  std::unique_ptr<Reference> libxsmm;
+  try {
+    libxsmm = cpu::load_reference("libxsmm");
+  } catch (const std::runtime_error& e) {
+    GTEST_SKIP() << e.what();
+  }
+  EXPECT_NE(libxsmm->version().find("libxsmm "), std::string::npos) << libxsmm->version();
+  for (int threads : {1, 2}) {
+    libxsmm->set_threads(threads);
+    expect_reference_right_in_every_layout(*libxsmm, Precision::fp32);
+    expect_reference_right_in_every_layout(*libxsmm, Precision::fp64);
+  }
+  for (Precision precision : {Precision::fp32, Precision::fp64})
+    expect_reference_right(*libxsmm, Problem::packed(131, 97, 89, precision, 0.5, -1.0));
+  std::vector<float> a(4), b(4), c(4);
+  EXPECT_THROW_MENTIONING(libxsmm->gemm(Problem::packed(2, 2, 2, Precision::fp16), {a.data(), b.data(), c.data()}),
+                          std::invalid_argument, {"libxsmm", "fp16"});
 }
 
 TEST(CpuReferences, AKernelsOwnLibraryRefusesTransposesItCannotRead) {

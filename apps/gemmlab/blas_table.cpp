@@ -26,7 +26,9 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
                     "Build from nothing: a table without entries, every class on the default kernels");
   cmd->add_option("--out", o->out, "Where to write the table (default: $GEMMLAB_BLAS_TABLE, else "
                                    "$XDG_CACHE_HOME/gemmlab/blas-table.json, else ~/.cache/gemmlab/blas-table.json)");
-  cmd->add_flag("--tune", o->tune, "First tune 05_packed_avx512 on the shapes whose class the table lacks");
+  cmd->add_flag("--tune", o->tune,
+                "First tune the shapes whose class the table lacks, each with the kernel the library would run it "
+                "with (06_small_m up to 16 rows of C, else 05_packed_avx512)");
   cmd->add_option("--shapes", o->shapes,
                   "Comma-separated MxNxK list to tune (default: the benchmark's shapes, bench/blas_bench.py)");
   cmd->add_option("--precision", o->precision, "fp32 or fp64 (default: both)");
@@ -72,7 +74,9 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
     std::size_t tuned = 0;
     if (o->tune) {
       const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
-      if (const Support s = packed.supported(info); !s.ok) throw Unsupported("--tune: " + s.reason);
+      const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+      for (const Kernel* k : {&packed, &small_m})
+        if (const Support s = k->supported(info); !s.ok) throw Unsupported("--tune: " + s.reason);
       EvaluationSetup setup = open_evaluation(backend, {});
       TuneOptions options;
       options.budget = {.evaluations = o->budget, .seconds = o->seconds};
@@ -82,11 +86,14 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
           p.precision = precision;
           problems.push_back(p);
         }
-      tuned = tune_missing_classes(*setup.device, packed, setup.truth.get(), setup.reference.get(), *source, table,
+      auto kernel_for = [&](const Problem& p) -> const Kernel& {
+        return default_blas_kernel(p) == small_m.name() ? small_m : packed;
+      };
+      tuned = tune_missing_classes(*setup.device, kernel_for, setup.truth.get(), setup.reference.get(), *source, table,
                                    problems, options, [&](const Problem& p) {
                                      if (!o->json)
-                                       fmt::print("tuning {} {} ({} configurations)\n", p.shape(),
-                                                  to_string(p.precision), o->budget);
+                                       fmt::print("tuning {} {} with {} ({} configurations)\n", p.shape(),
+                                                  to_string(p.precision), kernel_for(p).name(), o->budget);
                                    });
       table = blas_table_from_cache(*source, info, kernels);
     }

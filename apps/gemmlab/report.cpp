@@ -46,7 +46,7 @@ void add_report_command(CLI::App& app, Outcome& outcome) {
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("report", "Merge sweep and tune results into an HTML report with plots");
-  cmd->add_option("--in", o->inputs, "Results: `gemmlab sweep --json` or `gemmlab tune --json` output (repeatable)")
+  cmd->add_option("--in", o->inputs, "Results: `gemmlab sweep --json`, `gemmlab tune --json` or bench/blas_bench.py output (repeatable)")
       ->required();
   cmd->add_option("--out", o->out, "Directory of the report (index.html, PNG and SVG plots)")->required();
   cmd->add_option("--datasheets", o->datasheets,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gemmlab report: merges `gemmlab sweep --json` and `gemmlab tune --json` results from one or more
-machines (and the simulated systolic presets) into DIR/index.html, with PNG and SVG plots and
-explanations computed from the numbers.
+machines (and the simulated systolic presets), and bench/blas_bench.py's results for the BLAS
+library, into DIR/index.html, with PNG and SVG plots and explanations computed from the numbers.
 
 Usage (normally through `gemmlab report --in FILE... --out DIR`):
     gemmlab_report.py --datasheets data/datasheets/devices.json --out DIR FILE...
@@ -46,8 +46,14 @@ def reference_gflops(row):
     return (row.get("reference") or {}).get("gflops")
 
 
+def is_blas_bench(doc):
+    """bench/blas_bench.py's document (its `kind`; earlier ones only name the script)."""
+    return isinstance(doc, dict) and (doc.get("kind") == "blas-bench" or
+                                      "blas_bench.py" in str(doc.get("script", "")) and "results" in doc)
+
+
 def load_inputs(paths):
-    sweeps, tunes = [], []
+    sweeps, tunes, blas = [], [], []
     for path in paths:
         try:
             with open(path, encoding="utf-8") as f:
@@ -65,11 +71,16 @@ def load_inputs(paths):
         elif isinstance(doc, dict) and "history" in doc and "strategy" in doc:
             doc["_file"] = path
             tunes.append(doc)
+        elif is_blas_bench(doc):
+            if not isinstance(doc.get("results"), list) or not doc["results"]:
+                raise InputError(f"{path}: a BLAS benchmark without results")
+            doc["_file"] = path
+            blas.append(doc)
         else:
-            raise InputError(f"{path}: neither `gemmlab sweep --json` nor `gemmlab tune --json` output")
-    if not sweeps and not tunes:
+            raise InputError(f"{path}: neither `gemmlab sweep --json`, `gemmlab tune --json` nor bench/blas_bench.py output")
+    if not sweeps and not tunes and not blas:
         raise InputError("no results given")
-    return sweeps, tunes
+    return sweeps, tunes, blas
 
 
 def load_datasheets(path):
@@ -234,6 +245,55 @@ def plot_gflops_vs_size(devices, out):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=6, loc="lower right", ncol=2)
     return save(fig, out, "gflops_vs_size")
+
+
+def plot_blas(rows, path):
+    """The BLAS library against each peer, per shape: gemmlab's time over the peer's (> 1: gemmlab
+    faster), one panel per precision and thread count, timed in alternating blocks in one process."""
+    groups = sorted({(r["precision"], r["threads"]) for r in rows})
+    fig, axes = plt.subplots(len(groups), 1, figsize=(14, 3.8 * len(groups)), squeeze=False)
+    for ax, (precision, threads) in zip(axes[:, 0], groups):
+        mine = [r for r in rows if r["precision"] == precision and r["threads"] == threads]
+        shapes = list(dict.fromkeys(r["shape"] for r in mine))
+        peers = list(dict.fromkeys(r["peer"] for r in mine))
+        width = 0.8 / len(peers)
+        for j, peer in enumerate(peers):
+            ratios = [next((r["gemmlab_gflops"] / r["peer_gflops"] for r in mine if r["shape"] == shape and r["peer"] == peer),
+                           0) for shape in shapes]
+            ax.bar([i + j * width for i in range(len(shapes))], ratios, width, label=f"against {peer}")
+        ax.axhline(1.0, color="black", linewidth=1)
+        ax.axhline(0.9, color="grey", linewidth=0.8, linestyle=":")
+        ax.set_yscale("log", base=2)
+        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(shapes))])
+        ax.set_xticklabels(shapes, rotation=60, ha="right", fontsize=7)
+        ax.set_ylabel("gemmlab / peer (GFLOP/s)")
+        ax.set_title(f"libgemmlab_blas.so against each peer: {precision}, {threads} thread(s) (measured; above 1: gemmlab faster)")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=7, ncol=len(peers))
+    fig.tight_layout()
+    for ext in ("png", "svg"):
+        fig.savefig(os.path.splitext(path)[0] + "." + ext, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def blas_section(doc, out):
+    """The report's section on the BLAS library: its plot and the bar's summary."""
+    name = "blas_vs_peers"
+    plot_blas(doc["results"], os.path.join(out, name + ".png"))
+    rows = "".join(
+        f"<tr><td>{html.escape(b['precision'])}</td><td>{b['threads']}</td><td>{b['geomean_ratio']:.2f}</td>"
+        f"<td>{html.escape(b['worst_shape'])} ({b['worst_ratio']:.2f})</td></tr>" for b in doc.get("bar", []))
+    peers = sorted({f"{r['peer']}: {r.get('peer_version', '')}" for r in doc["results"]})
+    return (f"<h2>The BLAS library against its peers</h2><p>{html.escape(os.path.basename(doc['_file']))}, measured "
+            f"{html.escape(str(doc.get('date', '')))} at {html.escape(str(doc.get('commit', '')))} on "
+            f"{html.escape(str((doc.get('device') or {}).get('name', '')))}; peers: "
+            f"{html.escape('; '.join(peers))}.</p>"
+            f"<figure><img src=\"{name}.png\" alt=\"{name}\"><figcaption>gemmlab's GFLOP/s over each peer's, per shape "
+            f"(one process per thread count, alternating blocks on the same buffers). <a href=\"{name}.svg\">SVG</a>"
+            f"</figcaption></figure>"
+            f"<table><tr><th>precision</th><th>threads</th><th>geometric mean of gemmlab / best peer</th>"
+            f"<th>worst shape</th></tr>{rows}</table>")
 
 
 def plot_roofline(d, index, out):
@@ -502,7 +562,7 @@ def table(devices, sources):
     return f"<table>{head}{''.join(rows)}</table>"
 
 
-def write_page(out, devices, tunes, plots, sources):
+def write_page(out, devices, tunes, plots, sources, extra=""):
     parts = ["<!doctype html><html><head><meta charset=\"utf-8\"><title>gemmlab report</title><style>"
              "body{font-family:sans-serif;max-width:1200px;margin:auto}table{border-collapse:collapse;font-size:12px}"
              "td,th{border:1px solid #ccc;padding:3px 6px}img{max-width:100%}</style></head><body>",
@@ -539,6 +599,7 @@ def write_page(out, devices, tunes, plots, sources):
     ranking = explain_ranking(devices)
     if ranking:
         parts.append("<h3>Across devices</h3><ul>" + "".join(f"<li>{html.escape(l)}</li>" for l in ranking) + "</ul>")
+    parts.append(extra)
     # The end-to-end test reads data-plots-loaded after the page has loaded.
     parts.append("<script>window.addEventListener('load',function(){var i=Array.prototype.slice.call(document.images);"
                  "document.body.setAttribute('data-plots-loaded',i.filter(function(x){return x.complete&&x.naturalWidth>0;})"
@@ -554,7 +615,7 @@ def main(argv):
     parser.add_argument("inputs", nargs="+")
     args = parser.parse_args(argv)
     try:
-        sweeps, tunes = load_inputs(args.inputs)
+        sweeps, tunes, blas = load_inputs(args.inputs)
     except InputError as e:
         print(f"gemmlab report: {e}", file=sys.stderr)
         return 2
@@ -564,7 +625,7 @@ def main(argv):
     plots = [plot_gflops_vs_size(devices, args.out)]
     plots += [plot_roofline(d, i, args.out) for i, d in enumerate(devices)]
     plots += [plot_staircase(devices, args.out), plot_convergence(tunes, args.out), plot_heatmap(tunes, args.out)]
-    write_page(args.out, devices, tunes, plots, sources)
+    write_page(args.out, devices, tunes, plots, sources, "".join(blas_section(doc, args.out) for doc in blas))
     print(os.path.join(args.out, "index.html"))
     return 0
 

@@ -52,19 +52,30 @@ Engine::Engine() : verbose_(verbose_from_environment()) {
   const DeviceInfo& info = device_->info();
   naive_ = &registry_.kernel("cpu", "01_naive");
   const Kernel& packed = registry_.kernel("cpu", "05_packed_avx512");
+  const Kernel& small_m = registry_.kernel("cpu", "06_small_m");
   // The space's thread range is 1..cores: more threads than cores are not asked for.
   threads_ = std::min(threads_from_environment(info.cores), std::max(1, info.cores));
-  if (packed.supported(info).ok) {
+  if (packed.supported(info).ok && small_m.supported(info).ok) {
     packed_ = &packed;
-    packed_defaults_[0] = packed.default_config(info, Precision::fp32);
-    packed_defaults_[1] = packed.default_config(info, Precision::fp64);
+    small_m_ = &small_m;
+    for (Precision precision : {Precision::fp32, Precision::fp64}) {
+      packed_defaults_[precision == Precision::fp64] = packed.default_config(info, precision);
+      small_m_defaults_[precision == Precision::fp64] = small_m.default_config(info, precision);
+    }
   }
   load_table();
   if (verbose_)
     std::fprintf(stderr, "gemmlab-blas: %s, %d thread%s; %s; %zu tuned shape classes\n", info.name.c_str(), threads_,
                  threads_ == 1 ? "" : "s",
-                 packed_ != nullptr ? "05_packed_avx512 above the small problems" : "no AVX-512: 01_naive for every call",
+                 packed_ != nullptr ? "06_small_m for few rows, 05_packed_avx512 for the others above the small problems"
+                                    : "no AVX-512: 01_naive for every call",
                  table_ ? table_->entries.size() : std::size_t{0});
+}
+
+const Kernel* Engine::library_kernel(const std::string& name) const {
+  for (const Kernel* k : {naive_, packed_, small_m_})
+    if (k != nullptr && k->name() == name) return k;
+  return nullptr;
 }
 
 // The table for this device, its entries checked now (a kernel this library has and this CPU
@@ -88,7 +99,7 @@ void Engine::load_table() {
   }
   std::size_t dropped = 0;
   std::erase_if(table.entries, [&](const BlasTableEntry& e) {
-    const Kernel* k = e.kernel == naive_->name() ? naive_ : packed_ != nullptr && e.kernel == packed_->name() ? packed_ : nullptr;
+    const Kernel* k = library_kernel(e.kernel);
     const bool usable = k != nullptr && k->has_precision(e.shape.precision) && k->space(info, e.shape.precision).is_valid(e.config);
     dropped += !usable;
     return !usable;
@@ -104,13 +115,14 @@ void Engine::gemm(const Problem& p, const void* a, const void* b, void* c, std::
   Config config;
   std::string why = "the small path (no packing, no threads)";
   if (const BlasTableEntry* entry = table_ ? table_->find(p) : nullptr) {
-    kernel = entry->kernel == naive_->name() ? naive_ : packed_;
+    kernel = library_kernel(entry->kernel);
     config = entry->config;
     if (auto t = config.find("threads"); t != config.end()) t->second = std::min<ParamValue>(t->second, threads_);
     why = entry->source;
   } else if (packed_ != nullptr && volume(p) >= small_problem_volume) {
-    kernel = packed_;
-    config = packed_defaults_[p.precision == Precision::fp64 ? 1 : 0];
+    const bool few_rows = default_blas_kernel(p) == small_m_->name();
+    kernel = few_rows ? small_m_ : packed_;
+    config = (few_rows ? small_m_defaults_ : packed_defaults_)[p.precision == Precision::fp64];
     const bool one = volume(p) < single_thread_volume;
     config["threads"] = one ? 1 : threads_;
     why = one ? "default configuration, one thread (small problem)" : "default configuration";

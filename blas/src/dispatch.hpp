@@ -4,11 +4,10 @@
 //     there is a table for this device (blas_table_path(); a table made for another device, or
 //     one that cannot be read, is ignored with one warning on stderr), its threads capped at the
 //     library's;
-//   - otherwise the tiniest problems (M*N*K below small_problem_volume): 01_naive, which neither
-//     packs nor starts threads;
-//   - the others: 05_packed_avx512 in its default configuration for this CPU, on the library's
-//     threads (GEMMLAB_NUM_THREADS, else OMP_NUM_THREADS, else every core), one thread below
-//     single_thread_volume; where the CPU lacks AVX-512, 01_naive.
+//   - otherwise default_blas_kernel (gemmlab/blas_table.hpp: 01_naive for the tiniest problems,
+//     06_small_m for few rows of C, 05_packed_avx512 for the others) in its default configuration
+//     for this CPU, on the library's threads (GEMMLAB_NUM_THREADS, else OMP_NUM_THREADS, else
+//     every core), one thread below single_thread_volume; where the CPU lacks AVX-512, 01_naive.
 // GEMMLAB_BLAS_VERBOSE=1 writes one line per call to stderr: the call, the kernel, the
 // configuration and why it was chosen.
 #pragma once
@@ -26,9 +25,7 @@
 
 namespace gemmlab::blas {
 
-// Below these volumes (M*N*K) a call takes the small path, or one thread.
-inline constexpr double small_problem_volume = 16.0 * 16 * 16;
-inline constexpr double single_thread_volume = 96.0 * 96 * 96;
+
 
 // The library's thread count from the environment: GEMMLAB_NUM_THREADS, else OMP_NUM_THREADS
 // (its first entry), else `cores`. A value that is not a positive integer is ignored.
@@ -53,9 +50,13 @@ class Engine {
 
   Registry registry_;
   std::unique_ptr<Device> device_;
+  const Kernel* library_kernel(const std::string& name) const;  // one of the three below, or null
+
   const Kernel* naive_ = nullptr;
-  const Kernel* packed_ = nullptr;  // null where the CPU lacks AVX-512
-  Config packed_defaults_[2];       // fp32, fp64
+  const Kernel* packed_ = nullptr;   // null where the CPU lacks AVX-512
+  const Kernel* small_m_ = nullptr;  // likewise
+  Config packed_defaults_[2];        // fp32, fp64
+  Config small_m_defaults_[2];
   std::optional<BlasTable> table_;  // entries checked against today's kernels and spaces
   int threads_ = 1;
   bool verbose_ = false;

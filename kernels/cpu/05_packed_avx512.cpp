@@ -14,7 +14,10 @@
 // evenly and share the packed A block: each packs a part of it and marks every panel ready, and
 // each computes with its own panels first. There is no barrier per depth step (a barrier makes
 // every step as slow as the slower core): a thread waits only for a panel not yet packed, and
-// two A buffers in turn let a thread run up to one block ahead of the others.
+// two A buffers in turn let a thread run up to one block ahead of the others. Where C has too
+// few columns for each thread to get several panels (tall-skinny C), each thread would stream all
+// of A for a sliver of the work: there the threads split the rows instead, each a group of one
+// with its own A blocks, and B (small) is packed by each.
 // Packing walks the sources in long contiguous runs; its cost is a few percent of the total.
 // Packing is also where a transposed A or B (the BLAS interface's TRANSA/TRANSB, and with them
 // column-major calls) is read: the panels come out the same, so the micro-kernel never knows.
@@ -215,103 +218,139 @@ class PackedRoutine {
   PackedRoutine(const Problem& p, const Config& c)
       : mr_(int(c.at("MR"))), nv_(int(c.at("NV"))), mc_(c.at("MC")), kc_(c.at("KC")),
         nc_(c.at("NC")), threads_(int(c.at("threads"))) {
-    // Workspace sized once for this problem: the shared A block, one B block per thread.
     const std::int64_t elem = static_cast<std::int64_t>(element_size(p.precision));
     const std::int64_t nr = nv_ * (64 / elem);
+    // Columns too few for every thread to get several panels of them: the threads split the rows.
+    split_rows_ = threads_ > 1 && p.n < std::int64_t{threads_} * min_panels_per_thread * nr;
+    // Workspace sized once for this problem: per group of threads sharing an A block (all of
+    // them, or each alone when they split the rows), two A blocks; one B block per thread. (A
+    // thread's rows fill an A block whenever the runtime grants fewer threads than asked for.)
     const std::int64_t kc = std::min(kc_, p.k), mc = std::min(mc_, round_up(p.m, mr_));
     b_block_elements_ = std::max<std::int64_t>(1, kc * std::min(nc_, round_up(p.n, nr)));
     a_block_elements_ = std::max<std::int64_t>(1, mc * kc);
-    a_pack_ = huge_page_bytes(static_cast<std::size_t>(2 * a_block_elements_ * elem));
     a_panels_max_ = (mc + mr_ - 1) / mr_;
-    panel_step_ = std::vector<std::atomic<std::int64_t>>(static_cast<std::size_t>(2 * a_panels_max_));
-    thread_step_ = std::vector<Progress>(static_cast<std::size_t>(threads_));
+    sharing_.resize(static_cast<std::size_t>(split_rows_ ? threads_ : 1));
+    for (Sharing& s : sharing_) {
+      s.a_pack = huge_page_bytes(static_cast<std::size_t>(2 * a_block_elements_ * elem));
+      s.panel_step = std::vector<std::atomic<std::int64_t>>(static_cast<std::size_t>(2 * a_panels_max_));
+      s.thread_step = std::vector<Progress>(static_cast<std::size_t>(split_rows_ ? 1 : threads_));
+    }
     b_pack_ = huge_page_bytes(static_cast<std::size_t>(b_block_elements_ * threads_ * elem));
   }
 
   template <class T>
   void operator()(const Problem& p, const T* a, const T* b, T* c) {
-    const Variant<T> variant = select_variant<T, 4, 6, 8, 12, 14, 16>(mr_, nv_);
-    const int nr = nv_ * simd::Avx512<T>::lanes;
-    const T alpha = static_cast<T>(p.alpha);
-
-    for (auto& step : panel_step_) step.store(0, std::memory_order_relaxed);
-    for (auto& t : thread_step_) t.done.store(0, std::memory_order_relaxed);
+    for (Sharing& s : sharing_) {
+      for (auto& step : s.panel_step) step.store(0, std::memory_order_relaxed);
+      for (auto& t : s.thread_step) t.done.store(0, std::memory_order_relaxed);
+    }
 
 #pragma omp parallel num_threads(threads_)
     {
       // The runtime may grant fewer threads than asked for: split the work among those present.
       const int team = omp_get_num_threads(), me = omp_get_thread_num();
       T* b_pack = reinterpret_cast<T*>(b_pack_.get()) + b_block_elements_ * me;
-      const std::int64_t share = round_up((p.n + team - 1) / team, nr);
-      const std::int64_t first_col = share * me, end_col = std::min(p.n, first_col + share);
-
-      std::int64_t step = 0;  // counts depth blocks, 1, 2, ...; selects one of the two A buffers
-      for (std::int64_t ic = 0; ic < p.m; ic += mc_) {                       // loop 5
-        const std::int64_t mc = std::min(mc_, p.m - ic);
-        const std::int64_t a_panels = (mc + mr_ - 1) / mr_;
-        // This thread packs A panels [own_first, own_end) and computes with them first.
-        const std::int64_t own_first = a_panels * me / team, own_end = a_panels * (me + 1) / team;
-        for (std::int64_t pc = 0; pc < p.k; pc += kc_) {                     // loop 4
-          const std::int64_t kc = std::min(kc_, p.k - pc);
-          // Only the first depth block scales C by beta; later ones accumulate into it.
-          const T beta = pc == 0 ? static_cast<T>(p.beta) : T(1);
-          ++step;
-          const std::int64_t buffer = step % 2;
-          T* a_pack = reinterpret_cast<T*>(a_pack_.get()) + a_block_elements_ * buffer;
-          std::atomic<std::int64_t>* ready = panel_step_.data() + buffer * a_panels_max_;
-          // Two A buffers, used in turn. Block `step` goes where block step-2 was: wait until
-          // every thread is done computing with that one (rarely a wait: it is two blocks back).
-          for (int t = 0; t < team; ++t)
-            wait_until([&] { return thread_step_[t].done.load(std::memory_order_acquire) >= step - 2; });
-          for (std::int64_t ip = own_first; ip < own_end; ++ip) {
-            const std::int64_t rows = std::min<std::int64_t>(mr_, mc - ip * mr_);
-            if (p.trans_a)
-              pack_a_panel_transposed(a + pc * p.lda + ic + ip * mr_, p.lda, rows, kc, mr_, a_pack + ip * kc * mr_);
-            else
-              variant.pack_a(a + (ic + ip * mr_) * p.lda + pc, p.lda, rows, kc, a_pack + ip * kc * mr_);
-            ready[ip].store(step, std::memory_order_release);  // panel ip holds block `step`
-          }
-          for (std::int64_t jc = first_col; jc < end_col; jc += nc_) {       // loop 3
-            const std::int64_t nc = std::min(nc_, end_col - jc);
-            if (p.trans_b)
-              pack_b_block_transposed(b + jc * p.ldb + pc, p.ldb, kc, nc, nr, b_pack);
-            else
-              pack_b_block(b + pc * p.ldb + jc, p.ldb, kc, nc, nr, b_pack);
-            for (std::int64_t i = 0; i < a_panels; ++i) {                    // loop 2
-              // Own panels first; by the time the others' are needed they are long packed.
-              // No barrier: a thread waits only for a panel it needs that is not ready yet.
-              const std::int64_t ip = (own_first + i) % a_panels;
-              wait_until([&] { return ready[ip].load(std::memory_order_acquire) == step; });
-              const T* a_panel = a_pack + ip * kc * mr_;
-              const std::int64_t ir = ip * mr_;
-              const int rows = static_cast<int>(std::min<std::int64_t>(mr_, mc - ir));
-              for (std::int64_t jr = 0; jr < nc; jr += nr) {                 // loop 1
-                const int cols = static_cast<int>(std::min<std::int64_t>(nr, nc - jr));
-                variant.micro_kernel(kc, a_panel, b_pack + (jr / nr) * kc * nr, c + (ic + ir) * p.ldc + jc + jr,
-                                     p.ldc, rows, cols, alpha, beta);
-              }
-            }
-          }
-          thread_step_[me].done.store(step, std::memory_order_release);
-        }
+      if (split_rows_) {
+        // Each thread alone on its rows of A and C: a group of one, with its own A blocks.
+        const std::int64_t share = round_up((p.m + team - 1) / team, mr_);
+        const std::int64_t first_row = std::min(p.m, share * me), end_row = std::min(p.m, first_row + share);
+        Problem rows = p;
+        rows.m = end_row - first_row;
+        const T* a_rows = p.trans_a ? a + first_row : a + first_row * p.lda;
+        if (rows.m > 0) compute(rows, a_rows, b, c + first_row * p.ldc, 0, p.n, sharing_[me], 1, 0, b_pack);
+      } else {
+        const int nr = nv_ * simd::Avx512<T>::lanes;
+        const std::int64_t share = round_up((p.n + team - 1) / team, nr);
+        const std::int64_t first_col = std::min(p.n, share * me), end_col = std::min(p.n, first_col + share);
+        compute(p, a, b, c, first_col, end_col, sharing_[0], team, me, b_pack);
       }
     }
   }
 
  private:
-  static std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
-
-  int mr_, nv_;
-  std::int64_t mc_, kc_, nc_;
-  int threads_;
   // Per-thread progress, each on its own cache line so that polling it does not disturb writers.
   struct alignas(64) Progress {
     std::atomic<std::int64_t> done{0};  // last depth block this thread finished computing
   };
+  // What the threads that share A blocks share.
+  struct Sharing {
+    std::unique_ptr<std::byte, AlignedFree> a_pack;      // two A blocks
+    std::vector<std::atomic<std::int64_t>> panel_step;  // per A panel of each block: the depth block it holds
+    std::vector<Progress> thread_step;                  // per sharing thread
+  };
+
+  static std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
+
+  // Columns [first_col, end_col) of C for this thread, `me` of the `team` threads that share
+  // `sharing`'s A blocks.
+  template <class T>
+  void compute(const Problem& p, const T* a, const T* b, T* c, std::int64_t first_col, std::int64_t end_col,
+               Sharing& sharing, int team, int me, T* b_pack) {
+    const Variant<T> variant = select_variant<T, 4, 6, 8, 12, 14, 16>(mr_, nv_);
+    const int nr = nv_ * simd::Avx512<T>::lanes;
+    const T alpha = static_cast<T>(p.alpha);
+    std::int64_t step = 0;  // counts depth blocks, 1, 2, ...; selects one of the two A buffers
+    for (std::int64_t ic = 0; ic < p.m; ic += mc_) {                       // loop 5
+      const std::int64_t mc = std::min(mc_, p.m - ic);
+      const std::int64_t a_panels = (mc + mr_ - 1) / mr_;
+      // This thread packs A panels [own_first, own_end) and computes with them first.
+      const std::int64_t own_first = a_panels * me / team, own_end = a_panels * (me + 1) / team;
+      for (std::int64_t pc = 0; pc < p.k; pc += kc_) {                     // loop 4
+        const std::int64_t kc = std::min(kc_, p.k - pc);
+        // Only the first depth block scales C by beta; later ones accumulate into it.
+        const T beta = pc == 0 ? static_cast<T>(p.beta) : T(1);
+        ++step;
+        const std::int64_t buffer = step % 2;
+        T* a_pack = reinterpret_cast<T*>(sharing.a_pack.get()) + a_block_elements_ * buffer;
+        std::atomic<std::int64_t>* ready = sharing.panel_step.data() + buffer * a_panels_max_;
+        // Two A buffers, used in turn. Block `step` goes where block step-2 was: wait until
+        // every thread is done computing with that one (rarely a wait: it is two blocks back).
+        for (int t = 0; t < team; ++t)
+          wait_until([&] { return sharing.thread_step[t].done.load(std::memory_order_acquire) >= step - 2; });
+        for (std::int64_t ip = own_first; ip < own_end; ++ip) {
+          const std::int64_t rows = std::min<std::int64_t>(mr_, mc - ip * mr_);
+          if (p.trans_a)
+            pack_a_panel_transposed(a + pc * p.lda + ic + ip * mr_, p.lda, rows, kc, mr_, a_pack + ip * kc * mr_);
+          else
+            variant.pack_a(a + (ic + ip * mr_) * p.lda + pc, p.lda, rows, kc, a_pack + ip * kc * mr_);
+          ready[ip].store(step, std::memory_order_release);  // panel ip holds block `step`
+        }
+        for (std::int64_t jc = first_col; jc < end_col; jc += nc_) {       // loop 3
+          const std::int64_t nc = std::min(nc_, end_col - jc);
+          if (p.trans_b)
+            pack_b_block_transposed(b + jc * p.ldb + pc, p.ldb, kc, nc, nr, b_pack);
+          else
+            pack_b_block(b + pc * p.ldb + jc, p.ldb, kc, nc, nr, b_pack);
+          for (std::int64_t i = 0; i < a_panels; ++i) {                    // loop 2
+            // Own panels first; by the time the others' are needed they are long packed.
+            // No barrier: a thread waits only for a panel it needs that is not ready yet.
+            const std::int64_t ip = (own_first + i) % a_panels;
+            wait_until([&] { return ready[ip].load(std::memory_order_acquire) == step; });
+            const T* a_panel = a_pack + ip * kc * mr_;
+            const std::int64_t ir = ip * mr_;
+            const int rows = static_cast<int>(std::min<std::int64_t>(mr_, mc - ir));
+            for (std::int64_t jr = 0; jr < nc; jr += nr) {                 // loop 1
+              const int cols = static_cast<int>(std::min<std::int64_t>(nr, nc - jr));
+              variant.micro_kernel(kc, a_panel, b_pack + (jr / nr) * kc * nr, c + (ic + ir) * p.ldc + jc + jr,
+                                   p.ldc, rows, cols, alpha, beta);
+            }
+          }
+        }
+        sharing.thread_step[me].done.store(step, std::memory_order_release);
+      }
+    }
+  }
+
+  // Each thread should get at least this many NR-wide panels of columns, or the threads split the rows.
+  static constexpr std::int64_t min_panels_per_thread = 4;
+
+  int mr_, nv_;
+  std::int64_t mc_, kc_, nc_;
+  int threads_;
+  bool split_rows_ = false;
   std::int64_t a_block_elements_ = 0, b_block_elements_ = 0, a_panels_max_ = 0;
-  std::vector<std::atomic<std::int64_t>> panel_step_;  // per A panel of each buffer: block it holds
-  std::vector<Progress> thread_step_;
-  std::unique_ptr<std::byte, AlignedFree> a_pack_, b_pack_;
+  std::vector<Sharing> sharing_;  // one, or one per thread when the threads split the rows
+  std::unique_ptr<std::byte, AlignedFree> b_pack_;
 };
 
 class PackedAvx512 final : public CpuKernel {

@@ -33,7 +33,8 @@ template <> struct Avx2<double> {
 };
 
 // AVX-512 adds per-lane masks: a partial vector at the right edge of C is loaded and stored with
-// a mask instead of a scalar loop.
+// a mask instead of a scalar loop. sum() adds a register's lanes (a dot product's last step; GCC 12's reduce intrinsics trip
+// -Wmaybe-uninitialized).
 template <class T> struct Avx512;
 
 template <> struct Avx512<float> {
@@ -50,6 +51,13 @@ template <> struct Avx512<float> {
   }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg load(Mask m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline void store(Mask m, float* p, Reg v) { _mm512_mask_storeu_ps(p, m, v); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline float sum(Reg v) {
+    alignas(64) float x[lanes];
+    _mm512_store_ps(x, v);
+    float total = 0;
+    for (float e : x) total += e;
+    return total;
+  }
 };
 
 template <> struct Avx512<double> {
@@ -66,6 +74,13 @@ template <> struct Avx512<double> {
   }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg load(Mask m, const double* p) { return _mm512_maskz_loadu_pd(m, p); }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline void store(Mask m, double* p, Reg v) { _mm512_mask_storeu_pd(p, m, v); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline double sum(Reg v) {
+    alignas(64) double x[lanes];
+    _mm512_store_pd(x, v);
+    double total = 0;
+    for (double e : x) total += e;
+    return total;
+  }
 };
 
 }  // namespace gemmlab::cpu::simd

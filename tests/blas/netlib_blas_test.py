@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """netlib's level-3 BLAS test program (Debian's libblas-test: xblat3s or xblat3d) with
 libgemmlab_blas.so preloaded, on tests/data/blas/<s|d>blat3.in (GEMM only; sizes up to 65, so
-that both the small path and 05_packed_avx512 are called).
+that the small path, 06_small_m (M <= 16) and 05_packed_avx512 are all called).
 
     netlib_blas_test.py LIBRARY TESTER INPUT ROUTINE
 
 Passes when the summary file has both of ROUTINE's lines, "PASSED THE TESTS OF ERROR-EXITS" and
 "PASSED THE COMPUTATIONAL TESTS", and GEMMLAB_BLAS_VERBOSE's log shows gemmlab's kernels ran
-(05_packed_avx512 where the CPU has AVX-512). A missing line or file is a failure.
+(05_packed_avx512 and 06_small_m where the CPU has AVX-512). A missing line or file is a failure.
 """
 import os
 import re
@@ -47,11 +47,15 @@ def main():
     log = done.stderr.splitlines()
     calls = [line for line in log if line.startswith("gemmlab-blas: ") and " -> cpu/" in line]
     packed = [line for line in calls if "05_packed_avx512" in line]
-    print(f"{len(calls)} calls ran gemmlab's kernels, {len(packed)} of them 05_packed_avx512")
+    small_m = [line for line in calls if "06_small_m" in line]
+    print(f"{len(calls)} calls ran gemmlab's kernels, {len(packed)} of them 05_packed_avx512, {len(small_m)} 06_small_m")
     if not calls:
         fail("the log shows no call through gemmlab (was the library preloaded?)")
-    if "no AVX-512" not in done.stderr and not packed:
-        fail("no call reached 05_packed_avx512")
+    if "no AVX-512" not in done.stderr:
+        if not packed:
+            fail("no call reached 05_packed_avx512")
+        if not small_m:
+            fail("no call reached 06_small_m")
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ def main():
                 called[current] = []
             elif line.startswith("gemmlab-blas: ") and " -> cpu/" in line and current:
                 called[current].append(line)
-        failures, through_gemmlab, packed = [], 0, 0
+        failures, through_gemmlab, packed, small_m = [], 0, 0, 0
         for name, a, b in cases():
             got = np.load(os.path.join(ours, name + ".npy"))
             theirs = np.load(os.path.join(plain, name + ".npy"))
@@ -93,8 +93,9 @@ def main():
             lines = called.get(name, [])
             through_gemmlab += bool(lines)
             packed += any("05_packed_avx512" in line for line in lines)
+            small_m += any("06_small_m" in line for line in lines)
         total = len(list(cases()))
-        print(f"{total} products; {through_gemmlab} went through gemmlab's sgemm/dgemm, {packed} of them to 05_packed_avx512")
+        print(f"{total} products; {through_gemmlab} went through gemmlab's sgemm/dgemm, {packed} of them to 05_packed_avx512, {small_m} to 06_small_m")
         for f in failures:
             print("FAIL:", f)
         if failures:
@@ -106,9 +107,10 @@ def main():
         if missed:
             print("FAIL: no call through gemmlab for", ", ".join(missed[:10]))
             return 1
-        if "no AVX-512" not in done.stderr and packed == 0:
-            print("FAIL: no product reached 05_packed_avx512")
-            return 1
+        for kernel, count in (("05_packed_avx512", packed), ("06_small_m", small_m)):
+            if "no AVX-512" not in done.stderr and count == 0:
+                print(f"FAIL: no product reached {kernel}")
+                return 1
     return 0
 
 

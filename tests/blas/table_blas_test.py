@@ -3,7 +3,8 @@
 blas-table` turns it into a table, and numpy with libgemmlab_blas.so preloaded runs the tuned
 configuration for that shape class (GEMMLAB_BLAS_VERBOSE says so). A table made for another
 device, a stale entry and a file that is not JSON are each ignored with a warning, printed once,
-and the products stay right.
+and the products stay right. `gemmlab blas-table --tune` tunes a few-row shape with 06_small_m,
+and the library runs that entry.
 
     table_blas_test.py GEMMLAB LIBRARY        (with a Python that has numpy)
 """
@@ -16,10 +17,12 @@ import tempfile
 from numpy_blas import skip_unless_interposable
 
 PRODUCT = """
+import sys
 import numpy as np
+m, n, k = (int(x) for x in sys.argv[1:4])
 rng = np.random.default_rng(3)
-a = rng.uniform(-1, 1, (300, 256)).astype(np.float32)
-b = rng.uniform(-1, 1, (256, 200)).astype(np.float32)
+a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
 for _ in range(2):
     c = a @ b
 truth = a.astype(np.float64) @ b.astype(np.float64)
@@ -40,9 +43,9 @@ def run(command, env=None, expect=0):
     return done
 
 
-def product(library, table):
+def product(library, table, shape=(300, 200, 256)):
     env = dict(os.environ, LD_PRELOAD=library, GEMMLAB_BLAS_VERBOSE="1", GEMMLAB_BLAS_TABLE=table)
-    done = run([sys.executable, "-c", PRODUCT], env)
+    done = run([sys.executable, "-c", PRODUCT] + [str(x) for x in shape], env)
     if "RIGHT" not in done.stdout:
         fail(f"the product is wrong with the table {table}: {done.stdout} {done.stderr[-2000:]}")
     # The float32 products (the float64 truth goes through the library too, as dgemm).
@@ -102,6 +105,17 @@ def main():
         calls, log = product(library, broken)
         if log.count("is not JSON") != 1:
             fail(f"a broken table was not reported once: {log[-2000:]}")
+
+        # --tune fills the classes the table lacks, a few-row shape with 06_small_m, which the library then runs.
+        done = run([gemmlab, "blas-table", "--tune", "--shapes", "5x300x256", "--precision", "fp32", "--budget", "3",
+                    "--cache", cache, "--out", table], env)
+        if "with 06_small_m" not in done.stdout:
+            fail(f"blas-table --tune did not tune 5x300x256 with 06_small_m: {done.stdout}")
+        calls, _ = product(library, table, (5, 300, 256))
+        for call in calls:
+            if "tuned " not in call or "06_small_m" not in call:
+                fail(f"the few-row call did not use its tuned 06_small_m entry: {call}")
+        print("tuned, few rows:", calls[0])
 
         # The command's own errors.
         run([gemmlab, "blas-table", "--tune", "--no-cache", "--out", table], env, expect=2)

@@ -55,8 +55,15 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
   return table;
 }
 
-std::size_t tune_missing_classes(Device& device, const Kernel& kernel, Reference* truth_fp64, Reference* reference,
-                                 ResultsCache& cache, const BlasTable& table, const std::vector<Problem>& problems,
+std::string default_blas_kernel(const Problem& p) {
+  const double volume = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  if (volume < small_problem_volume) return "01_naive";
+  return p.m <= small_m_rows ? "06_small_m" : "05_packed_avx512";
+}
+
+std::size_t tune_missing_classes(Device& device, const std::function<const Kernel&(const Problem&)>& kernel_for,
+                                 Reference* truth_fp64, Reference* reference, ResultsCache& cache,
+                                 const BlasTable& table, const std::vector<Problem>& problems,
                                  const TuneOptions& options, const std::function<void(const Problem&)>& progress) {
   std::size_t tuned = 0;
   std::vector<ShapeClass> done;
@@ -64,6 +71,7 @@ std::size_t tune_missing_classes(Device& device, const Kernel& kernel, Reference
     const ShapeClass c = shape_class(p);
     if (table.find(p) != nullptr || std::find(done.begin(), done.end(), c) != done.end()) continue;
     if (progress) progress(p);
+    const Kernel& kernel = kernel_for(p);
     InProcessRunner runner(device, kernel, p, truth_fp64, reference, options.seed, options.measure);
     TuneOptions o = options;
     if (o.start_with.empty()) o.start_with = {kernel.default_config(device.info(), p.precision)};

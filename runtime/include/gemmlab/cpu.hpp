@@ -57,8 +57,12 @@ class RaplMeter {
 std::unique_ptr<Reference> load_cblas(const std::string& name);
 std::vector<std::string> cblas_names();
 
-// Every CPU reference: the CBLAS libraries, then "onednn" (dnnl_sgemm, fp32 only; dlopen'ed the
-// same way). load_reference throws std::runtime_error when the library cannot be loaded, and
+// libxsmm's tiled OpenMP GEMM (fp32, fp64), from gemmlab's module libgemmlab_libxsmm.so (built
+// where Debian's static libxsmm archives are found), dlopen'ed the same way.
+std::unique_ptr<Reference> load_libxsmm();
+
+// Every CPU reference: the CBLAS libraries, then "onednn" (dnnl_sgemm, fp32 only) and "libxsmm"
+// (dlopen'ed the same way). load_reference throws std::runtime_error when the library cannot be loaded, and
 // std::invalid_argument naming the references for an unknown name.
 std::vector<std::string> reference_names();
 std::unique_ptr<Reference> load_reference(const std::string& name);

@@ -65,14 +65,16 @@ class OneDnn final : public Reference {
 std::vector<std::string> reference_names() {
   std::vector<std::string> names = cblas_names();
   names.emplace_back("onednn");
+  names.emplace_back("libxsmm");
   return names;
 }
 
 std::unique_ptr<Reference> load_reference(const std::string& name) {
   if (name == "onednn") return std::make_unique<OneDnn>();
+  if (name == "libxsmm") return load_libxsmm();
   for (const std::string& cblas : cblas_names())
     if (name == cblas) return load_cblas(name);
-  throw std::invalid_argument("unknown reference '" + name + "'; references: openblas, blis, onednn");
+  throw std::invalid_argument("unknown reference '" + name + "'; references: openblas, blis, onednn, libxsmm");
 }
 
 }  // namespace gemmlab::cpu

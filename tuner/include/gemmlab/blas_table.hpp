@@ -68,6 +68,16 @@ BlasTable read_blas_table(const std::string& path);
 // sees half a table, and an existing table is replaced only by a complete one.
 void write_blas_table(const BlasTable& table, const std::string& path);
 
+// The kernel the library runs, on a CPU with AVX-512, for a problem its table has no entry for:
+// below small_problem_volume (M*N*K) 01_naive, which neither packs nor starts threads; up to
+// small_m_rows rows of C 06_small_m (each element of B serves so few rows that packing B would
+// cost as much as the multiply); the others 05_packed_avx512. Below single_thread_volume it runs
+// on one thread.
+inline constexpr double small_problem_volume = 16.0 * 16 * 16;
+inline constexpr double single_thread_volume = 96.0 * 96 * 96;
+inline constexpr std::int64_t small_m_rows = 16;
+std::string default_blas_kernel(const Problem& p);
+
 // ---- Building a table (gemmlab blas-table) ----------------------------------------------------
 
 // From the results cache: for each problem tuned for one of `kernels` on `device` (results of
@@ -76,10 +86,11 @@ void write_blas_table(const BlasTable& table, const std::string& path);
 BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& device,
                                 const std::vector<const Kernel*>& kernels);
 
-// Tunes `kernel` in this process on each of `problems` whose class `table` has no entry yet,
-// storing every result in `cache` (as `gemmlab tune` does); `progress` is told each problem
-// before it is tuned. Returns how many problems it tuned.
-std::size_t tune_missing_classes(Device& device, const Kernel& kernel, Reference* truth_fp64, Reference* reference,
+// Tunes `kernel_for(problem)` in this process on each of `problems` whose class `table` has no
+// entry yet, storing every result in `cache` (as `gemmlab tune` does); `progress` is told each
+// problem before it is tuned. Returns how many problems it tuned.
+std::size_t tune_missing_classes(Device& device, const std::function<const Kernel&(const Problem&)>& kernel_for,
+                                 Reference* truth_fp64, Reference* reference,
                                  ResultsCache& cache, const BlasTable& table, const std::vector<Problem>& problems,
                                  const TuneOptions& options,
                                  const std::function<void(const Problem&)>& progress = {});

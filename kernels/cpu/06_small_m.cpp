@@ -1,0 +1,271 @@
+// 06_small_m — few rows of C: no packing; B streams from memory once, in the order it is stored.
+//
+// Idea over 05: 05 packs B so that each packed element serves a whole block of A's rows from
+// cache. When M is small (a language model decoding: M = 1..16 rows against a 4096 x 4096
+// weight), each element of B is used only M times: packing copies as many bytes as the multiply
+// reads, and the product is bound by how fast B arrives from memory. Here B is read exactly once,
+// where it lies, and A (M x K: small) is read in place from L1/L2.
+//  - B stored K x N (not transposed): the "axpy" form. A tile of C, up to MR rows by NR = NV
+//    vectors, stays in registers over KB steps of k; each step loads NV vectors of one row of B
+//    and broadcasts MR elements of A. k is blocked by KB so that the KB x NR strip of B a tile
+//    reads is still in cache for the next pass over M's rows, and the strip of the next column
+//    tile is prefetched while this one is computed (its rows lie ldb apart: the hardware
+//    prefetcher follows only a few such streams).
+//  - B stored N x K (transposed, as a layer's weight W in x * W^T): the "dot" form. Each element
+//    of C is a dot product of a row of A with a row of B, both contiguous along k. MR x NV of them
+//    are accumulated as vectors over KB steps of k, each step loading one vector of every row;
+//    each accumulator's lanes are added at the end of the block.
+// The axpy form broadcasts single elements of A, so a transposed A is read in place; the dot form
+// needs A's rows contiguous along k, so it first copies a transposed A into M x K order (M*K
+// elements: small next to the M*N*K multiply).
+// Threads split the columns of C, so each streams its own part of B.
+// Hardware: AVX-512F (32 zmm registers; masked loads at the right edge and the k tail instead of
+// padded copies), memory bandwidth, several cores (OpenMP).
+// Parameters (MR and NV pick compiled variants): MR (most rows of C per pass), NV (axpy form: NR
+// = NV * lanes columns; dot form: NV columns), KB (depth of a block of k), threads.
+// Constraints (space(), as expressions): a tile's accumulators, NV vectors of B and one of A fit
+// the 32 zmm registers; a pass's block of A (MR x KB) stays in L1; the strip of B a tile reads
+// (KB rows of NV vectors) stays in L2 for the next pass over M's rows.
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+
+#include "cpu_kernel.hpp"
+#include "cpu_kernels.hpp"
+#include "gemmlab/buffer.hpp"
+#include "simd.hpp"
+
+namespace gemmlab::cpu {
+namespace {
+
+constexpr int zmm_registers = 32;
+constexpr int max_mr = 8;
+// The space's register constraint, for choosing which variants to compile.
+constexpr bool fits_zmm(int mr, int nv) { return mr * nv + nv + 1 <= zmm_registers; }
+
+// One tile's operands. A's element (row r, step p) of the block is a[r * a_row + p * a_col];
+// the axpy form reads B's row p at b + p * ldb, the dot form B's row v (a column of C) at
+// b + v * ldb. C's tile starts at c.
+template <class T>
+struct Tile {
+  const T* a;
+  std::int64_t a_row, a_col;
+  const T* b;
+  std::int64_t ldb;
+  T* c;
+  std::int64_t ldc;
+  std::int64_t kb;  // steps of k in this block
+  int cols;         // columns of C in this tile: up to NR (axpy form) or NV (dot form)
+  T alpha, beta;    // C = alpha * (this block's product) + beta * C
+};
+
+template <class T>
+using TileFn = void (*)(const Tile<T>&);
+
+// Axpy form: C[0:ROWS][0:cols] = alpha * A_block * B_strip + beta * C, B_strip KB x NR.
+template <class T, int ROWS, int NV>
+[[gnu::target("avx512f")]] void axpy_tile(const Tile<T>& t) {
+  using V = simd::Avx512<T>;
+  constexpr int L = V::lanes;
+  typename V::Mask mask[NV];  // all lanes but at the right edge of C; none past it
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) mask[v] = V::first(std::max(0, t.cols - v * L));
+  typename V::Reg acc[ROWS][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < ROWS; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = V::zero();
+
+  const T* b = t.b;
+  for (std::int64_t p = 0; p < t.kb; ++p) {
+    typename V::Reg b_vec[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      // The same row of the next column tile: needed one whole tile from now.
+      _mm_prefetch(reinterpret_cast<const char*>(b + (NV + v) * L), _MM_HINT_T0);
+      b_vec[v] = V::load(mask[v], b + v * L);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < ROWS; ++r) {
+      const typename V::Reg a_bcast = V::broadcast(t.a[r * t.a_row + p * t.a_col]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = V::fma(a_bcast, b_vec[v], acc[r][v]);
+    }
+    b += t.ldb;
+  }
+
+  const typename V::Reg alpha_v = V::broadcast(t.alpha), beta_v = V::broadcast(t.beta);
+#pragma GCC unroll 8
+  for (int r = 0; r < ROWS; ++r) {
+    T* c_row = t.c + r * t.ldc;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      if (t.cols <= v * L) break;
+      typename V::Reg result = V::mul(alpha_v, acc[r][v]);
+      if (t.beta != T(0)) result = V::fma(beta_v, V::load(mask[v], c_row + v * L), result);
+      V::store(mask[v], c_row + v * L, result);
+    }
+  }
+}
+
+// Dot form: C[r][v] = alpha * dot(A_row r, B_row v) over the block + beta * C[r][v], for ROWS
+// rows of A and up to NV rows of B (columns of C).
+template <class T, int ROWS, int NV>
+[[gnu::target("avx512f")]] void dot_tile(const Tile<T>& t) {
+  using V = simd::Avx512<T>;
+  constexpr int L = V::lanes;
+  // A tile narrower than NV reads its last row of B again in the missing places (memory that
+  // exists); those sums are never stored.
+  const T* b_row[NV];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) b_row[v] = t.b + std::min(v, t.cols - 1) * t.ldb;
+  typename V::Reg acc[ROWS][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < ROWS; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = V::zero();
+
+  for (std::int64_t p = 0; p < t.kb; p += L) {
+    const auto mask = V::first(static_cast<int>(std::min<std::int64_t>(L, t.kb - p)));  // the k tail
+    typename V::Reg b_vec[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) b_vec[v] = V::load(mask, b_row[v] + p);
+#pragma GCC unroll 8
+    for (int r = 0; r < ROWS; ++r) {
+      const typename V::Reg a_vec = V::load(mask, t.a + r * t.a_row + p);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = V::fma(a_vec, b_vec[v], acc[r][v]);
+    }
+  }
+
+#pragma GCC unroll 8
+  for (int r = 0; r < ROWS; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      if (v >= t.cols) break;
+      T& c = t.c[r * t.ldc + v];
+      const T product = t.alpha * V::sum(acc[r][v]);
+      c = t.beta == T(0) ? product : product + t.beta * c;
+    }
+}
+
+template <class T, int ROWS, int NV>
+constexpr TileFn<T> tile(bool dot) {
+  if constexpr (fits_zmm(ROWS, NV)) return dot ? &dot_tile<T, ROWS, NV> : &axpy_tile<T, ROWS, NV>;
+  else return nullptr;
+}
+// The tile functions for 1..max_mr rows (index: rows) of one NV.
+template <class T, int NV>
+std::array<TileFn<T>, max_mr + 1> tiles_for_nv(bool dot) {
+  return {nullptr,           tile<T, 1, NV>(dot), tile<T, 2, NV>(dot), tile<T, 3, NV>(dot), tile<T, 4, NV>(dot),
+          tile<T, 5, NV>(dot), tile<T, 6, NV>(dot), tile<T, 7, NV>(dot), tile<T, 8, NV>(dot)};
+}
+template <class T>
+std::array<TileFn<T>, max_mr + 1> tiles(int nv, bool dot) {
+  switch (nv) {
+    case 1: return tiles_for_nv<T, 1>(dot);
+    case 2: return tiles_for_nv<T, 2>(dot);
+    case 3: return tiles_for_nv<T, 3>(dot);
+    default: return tiles_for_nv<T, 4>(dot);
+  }
+}
+
+class SmallMRoutine {
+ public:
+  SmallMRoutine(const Problem& p, const Config& c)
+      : mr_(int(c.at("MR"))), nv_(int(c.at("NV"))), kb_(c.at("KB")), threads_(int(c.at("threads"))) {
+    if (p.trans_a && p.trans_b)
+      a_copy_ = aligned_bytes(static_cast<std::size_t>(p.m * p.k) * element_size(p.precision));
+  }
+
+  template <class T>
+  void operator()(const Problem& p, const T* a, const T* b, T* c) {
+    const bool dot = p.trans_b;
+    const std::array<TileFn<T>, max_mr + 1> tile = tiles<T>(nv_, dot);
+    std::int64_t a_row = p.trans_a ? 1 : p.lda, a_col = p.trans_a ? p.lda : 1;
+    if (dot && p.trans_a) {  // the dot form reads A's rows along k: copy a transposed A into that order
+      T* copy = reinterpret_cast<T*>(a_copy_.get());
+      for (std::int64_t k = 0; k < p.k; ++k)
+        for (std::int64_t i = 0; i < p.m; ++i) copy[i * p.k + k] = a[k * p.lda + i];
+      a = copy;
+      a_row = p.k;
+      a_col = 1;
+    }
+    const std::int64_t width = dot ? nv_ : nv_ * simd::Avx512<T>::lanes;  // columns of C per tile
+
+#pragma omp parallel num_threads(threads_)
+    {
+      // The runtime may grant fewer threads than asked for: split the column tiles among those present.
+      const int team = omp_get_num_threads(), me = omp_get_thread_num();
+      const std::int64_t column_tiles = (p.n + width - 1) / width;
+      const std::int64_t first_col = column_tiles * me / team * width;
+      const std::int64_t end_col = std::min(p.n, column_tiles * (me + 1) / team * width);
+      Tile<T> t{};
+      t.a_row = a_row;
+      t.a_col = a_col;
+      t.ldb = p.ldb;
+      t.ldc = p.ldc;
+      t.alpha = static_cast<T>(p.alpha);
+      for (std::int64_t k0 = 0; k0 < p.k; k0 += kb_) {
+        t.kb = std::min(kb_, p.k - k0);
+        t.beta = k0 == 0 ? static_cast<T>(p.beta) : T(1);  // later blocks add to C
+        for (std::int64_t j = first_col; j < end_col; j += width) {
+          t.cols = static_cast<int>(std::min(width, end_col - j));
+          t.b = dot ? b + j * p.ldb + k0 : b + k0 * p.ldb + j;
+          for (std::int64_t i = 0; i < p.m; i += mr_) {
+            const int rows = static_cast<int>(std::min<std::int64_t>(mr_, p.m - i));
+            t.a = a + i * a_row + k0 * a_col;
+            t.c = c + i * p.ldc + j;
+            tile[rows](t);
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  int mr_, nv_;
+  std::int64_t kb_;
+  int threads_;
+  std::unique_ptr<std::byte, AlignedFree> a_copy_;  // dot form with a transposed A: A in M x K order
+};
+
+class SmallM final : public CpuKernel {
+ public:
+  SmallM()
+      : CpuKernel("06_small_m", "few rows of C: no packing, B streamed once in its stored order, OpenMP threads",
+                  {"avx512f"}) {}
+
+  SearchSpace space(const DeviceInfo& d, Precision precision) const override {
+    const auto elem = static_cast<ParamValue>(element_size(precision));
+    SearchSpace s;
+    s.add("MR", {1, 2, 3, 4, 5, 6, 7, 8}, "most rows of C per pass over a strip of B")
+        .add("NV", {1, 2, 3, 4}, "vectors per row of a tile (axpy form: NR = NV * lanes columns; dot form: NV columns)")
+        .add("KB", {32, 64, 128, 256, 512, 1024, 2048}, "depth of a block of k")
+        .add("threads", int_range(1, std::max(1, d.cores)), "OpenMP threads");
+    s.let("elem", elem, "bytes per element").let("zmm_registers", zmm_registers, "AVX-512 vector registers");
+    let_cache(s, d, "L1d", 1, 32 << 10);
+    let_cache(s, d, "L2", 2, 1 << 20);
+    s.require("MR*NV + NV + 1 <= zmm_registers", "MR*NV accumulators, NV vectors of B and one of A")
+        .require("MR*KB*elem <= L1d", "a pass's block of A stays in L1")
+        .require("KB*NV*64 <= L2", "the strip of B a tile reads stays in L2 for the next pass over M's rows");
+    return s;
+  }
+
+  bool reads_transposed() const override { return true; }
+
+  Config preferred_config(const DeviceInfo& d, Precision) const override {
+    return {{"MR", 8}, {"NV", 2}, {"KB", 256}, {"threads", std::max(1, d.cores)}};
+  }
+
+ protected:
+  std::unique_ptr<Executable> build(Device&, const Problem& p, const Config& c) const override {
+    return make_executable(p, SmallMRoutine(p, c));
+  }
+};
+}  // namespace
+
+std::unique_ptr<Kernel> make_small_m() { return std::make_unique<SmallM>(); }
+
+}  // namespace gemmlab::cpu
