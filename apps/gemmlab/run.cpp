@@ -36,7 +36,7 @@ void add_run_command(CLI::App& app, Outcome& outcome) {
   add_setup_options(cmd, o->setup,
                     "Threads of the reference and of the kernel's `threads` parameter (default: all cores; the kernel's "
                     "from the tuned configuration where one is used)",
-                    "Reference library (cpu: openblas, blis; default the first)");
+                    "Reference library (cpu: openblas, blis, onednn, libxsmm; default the first)");
   cmd->add_option("--seed", o->seed, "Seed of the random operands")->capture_default_str();
   cmd->add_option("--max-seconds", o->max_seconds, "Time limit of each measurement")->capture_default_str();
   add_flush_cache_flag(cmd, o->setup);

@@ -79,7 +79,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
   add_flush_cache_flag(cmd, o->setup);
   cmd->add_flag("--in-process", o->in_process,
                 "Evaluate in this process instead of a sandboxed worker (a crash or hang then ends the run)");
-  add_setup_options(cmd, o->setup, "Threads of the reference (default: all cores)", "Reference library (cpu: openblas, blis)");
+  add_setup_options(cmd, o->setup, "Threads of the reference (default: all cores)", "Reference library (cpu: openblas, blis, onednn, libxsmm)");
   add_json_flag(cmd, o->json);
 
   cmd->callback([o, &outcome] {
