@@ -68,7 +68,7 @@ def plot(rows, path):
     except ImportError:
         print("(no matplotlib: no plot)")
         return None
-    return plot_blas(rows, path)
+    return plot_blas(rows, path, formats=("png",))
 
 
 def main():
@@ -82,6 +82,7 @@ def main():
     parser.add_argument("--plot", default=os.path.join(ROOT, "bench", "results", "blas-bench.png"))
     args = parser.parse_args()
 
+    commit = git_commit()  # before anything is written: the plot is a tracked file
     device = ceilings(args.gemmlab)
     measured = device.get("measured") or {}
     thread_counts = [int(t) for t in args.threads.split(",")] if args.threads else sorted({1, device["cores"]})
@@ -126,7 +127,7 @@ def main():
 
     picture = plot(rows, args.plot)
     document = {"kind": "blas-bench", "script": " ".join(sys.argv), "commands": commands,
-                "date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": git_commit(),
+                "date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": commit,
                 "device": {k: device.get(k) for k in ("name", "vendor", "cores", "fingerprint", "measured")},
                 "table": table_in_use(args.gemmlab), "bar": bar, "results": rows,
                 "plot": os.path.relpath(picture, ROOT) if picture else None}

@@ -247,7 +247,7 @@ def plot_gflops_vs_size(devices, out):
     return save(fig, out, "gflops_vs_size")
 
 
-def plot_blas(rows, path):
+def plot_blas(rows, path, formats=("png", "svg")):
     """The BLAS library against each peer, per shape: gemmlab's time over the peer's (> 1: gemmlab
     faster), one panel per precision and thread count, timed in alternating blocks in one process."""
     groups = sorted({(r["precision"], r["threads"]) for r in rows})
@@ -271,7 +271,7 @@ def plot_blas(rows, path):
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=7, ncol=len(peers))
     fig.tight_layout()
-    for ext in ("png", "svg"):
+    for ext in formats:
         fig.savefig(os.path.splitext(path)[0] + "." + ext, dpi=110)
     plt.close(fig)
     return path
