@@ -46,12 +46,6 @@ def reference_gflops(row):
     return (row.get("reference") or {}).get("gflops")
 
 
-def is_blas_bench(doc):
-    """bench/blas_bench.py's document (its `kind`; earlier ones only name the script)."""
-    return isinstance(doc, dict) and (doc.get("kind") == "blas-bench" or
-                                      "blas_bench.py" in str(doc.get("script", "")) and "results" in doc)
-
-
 def load_inputs(paths):
     sweeps, tunes, blas = [], [], []
     for path in paths:
@@ -71,7 +65,7 @@ def load_inputs(paths):
         elif isinstance(doc, dict) and "history" in doc and "strategy" in doc:
             doc["_file"] = path
             tunes.append(doc)
-        elif is_blas_bench(doc):
+        elif isinstance(doc, dict) and doc.get("kind") == "blas-bench":  # bench/blas_bench.py
             if not isinstance(doc.get("results"), list) or not doc["results"]:
                 raise InputError(f"{path}: a BLAS benchmark without results")
             doc["_file"] = path

@@ -72,7 +72,7 @@ Engine::Engine() : verbose_(verbose_from_environment()) {
                  table_ ? table_->entries.size() : std::size_t{0});
 }
 
-const Kernel* Engine::library_kernel(const std::string& name) const {
+const Kernel* Engine::library_kernel(std::string_view name) const {
   for (const Kernel* k : {naive_, packed_, small_m_})
     if (k != nullptr && k->name() == name) return k;
   return nullptr;
@@ -119,15 +119,14 @@ void Engine::gemm(const Problem& p, const void* a, const void* b, void* c, std::
     config = entry->config;
     if (auto t = config.find("threads"); t != config.end()) t->second = std::min<ParamValue>(t->second, threads_);
     why = entry->source;
-  } else if (packed_ != nullptr && volume(p) >= small_problem_volume) {
-    const bool few_rows = default_blas_kernel(p) == small_m_->name();
-    kernel = few_rows ? small_m_ : packed_;
-    config = (few_rows ? small_m_defaults_ : packed_defaults_)[p.precision == Precision::fp64];
+  } else if (packed_ == nullptr) {
+    why = "no AVX-512 on this CPU";
+  } else if (const Kernel* chosen = library_kernel(default_blas_kernel(p)); chosen != naive_) {
+    kernel = chosen;
+    config = (kernel == small_m_ ? small_m_defaults_ : packed_defaults_)[p.precision == Precision::fp64];
     const bool one = volume(p) < single_thread_volume;
     config["threads"] = one ? 1 : threads_;
     why = one ? "default configuration, one thread (small problem)" : "default configuration";
-  } else if (packed_ == nullptr) {
-    why = "no AVX-512 on this CPU";
   }
   if (verbose_)
     std::fprintf(stderr, "gemmlab-blas: %.*s %s %s %s -> cpu/%.*s {%s} (%s)\n", static_cast<int>(routine.size()),

@@ -25,8 +25,6 @@
 
 namespace gemmlab::blas {
 
-
-
 // The library's thread count from the environment: GEMMLAB_NUM_THREADS, else OMP_NUM_THREADS
 // (its first entry), else `cores`. A value that is not a positive integer is ignored.
 int threads_from_environment(int cores);
@@ -47,16 +45,15 @@ class Engine {
   Engine();
   void load_table();
   Executable& executable_for(const Kernel& kernel, const Config& config, const Problem& p) const;
+  const Kernel* library_kernel(std::string_view name) const;  // naive_, packed_ or small_m_; null if none
 
   Registry registry_;
   std::unique_ptr<Device> device_;
-  const Kernel* library_kernel(const std::string& name) const;  // one of the three below, or null
-
   const Kernel* naive_ = nullptr;
   const Kernel* packed_ = nullptr;   // null where the CPU lacks AVX-512
   const Kernel* small_m_ = nullptr;  // likewise
   Config packed_defaults_[2];        // fp32, fp64
-  Config small_m_defaults_[2];
+  Config small_m_defaults_[2];       // fp32, fp64
   std::optional<BlasTable> table_;  // entries checked against today's kernels and spaces
   int threads_ = 1;
   bool verbose_ = false;

@@ -55,9 +55,8 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
   return table;
 }
 
-std::string default_blas_kernel(const Problem& p) {
-  const double volume = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
-  if (volume < small_problem_volume) return "01_naive";
+std::string_view default_blas_kernel(const Problem& p) {
+  if (p.flops() / 2 < small_problem_volume) return "01_naive";
   return p.m <= small_m_rows ? "06_small_m" : "05_packed_avx512";
 }
 

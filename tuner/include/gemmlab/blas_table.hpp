@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -76,7 +77,7 @@ void write_blas_table(const BlasTable& table, const std::string& path);
 inline constexpr double small_problem_volume = 16.0 * 16 * 16;
 inline constexpr double single_thread_volume = 96.0 * 96 * 96;
 inline constexpr std::int64_t small_m_rows = 16;
-std::string default_blas_kernel(const Problem& p);
+std::string_view default_blas_kernel(const Problem& p);
 
 // ---- Building a table (gemmlab blas-table) ----------------------------------------------------
 
