@@ -64,9 +64,9 @@ BlasTable sample_table() {
   return t;
 }
 
-// docs/blas.md's rule for a class the table lacks: M*N*K below 16^3 the naive kernel, up to 16
-// rows of C the small-M step, else the packed one; transposes do not change the choice.
-TEST(BlasDefaultKernel, FollowsTheVolumeAndRowRule) {
+// docs/blas.md's rule for a class the table lacks: M*N*K below 16^3 the naive kernel, a C of at
+// least 512 x 512 the packed step, else the unpacked 06; transposes do not change the choice.
+TEST(BlasDefaultKernel, FollowsTheVolumeAndSizeOfCRule) {
   auto kernel = [](std::int64_t m, std::int64_t n, std::int64_t k, bool trans_b = false) {
     Problem p = Problem::packed(m, n, k);
     p.trans_b = trans_b;
@@ -77,8 +77,21 @@ TEST(BlasDefaultKernel, FollowsTheVolumeAndRowRule) {
   EXPECT_EQ(kernel(16, 16, 16), "06_small_m");    // 4096: no longer tiny, 16 rows
   EXPECT_EQ(kernel(1, 4096, 4096), "06_small_m");
   EXPECT_EQ(kernel(16, 11008, 4096, true), "06_small_m");
-  EXPECT_EQ(kernel(17, 17, 17), "05_packed_avx512");
-  EXPECT_EQ(kernel(4096, 1, 4096), "05_packed_avx512");  // few columns, many rows
+  EXPECT_EQ(kernel(17, 17, 17), "06_small_m");
+  EXPECT_EQ(kernel(511, 4096, 4096), "06_small_m");      // fewer rows than 512
+  EXPECT_EQ(kernel(4096, 511, 4096), "06_small_m");      // fewer columns than 512
+  EXPECT_EQ(kernel(4096, 64, 4096, true), "06_small_m");
+  EXPECT_EQ(kernel(512, 512, 1), "05_packed_avx512");    // 512 x 512 and above
+  EXPECT_EQ(kernel(4096, 4096, 64, true), "05_packed_avx512");
+}
+
+// The kernels blas-table --tune tries: up to 16 rows of C 06 alone, else 06 and 05.
+TEST(BlasTuningKernels, AreTheSmallMStepAloneForFewRowsElseBoth) {
+  using Names = std::vector<std::string_view>;
+  EXPECT_EQ(blas_tuning_kernels(Problem::packed(1, 4096, 4096)), (Names{"06_small_m"}));
+  EXPECT_EQ(blas_tuning_kernels(Problem::packed(16, 11008, 4096)), (Names{"06_small_m"}));
+  EXPECT_EQ(blas_tuning_kernels(Problem::packed(17, 64, 64)), (Names{"06_small_m", "05_packed_avx512"}));
+  EXPECT_EQ(blas_tuning_kernels(Problem::packed(4096, 4096, 4096)), (Names{"06_small_m", "05_packed_avx512"}));
 }
 
 TEST(BlasTableFile, RoundTripsAndFindsByClass) {

@@ -27,8 +27,9 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
   cmd->add_option("--out", o->out, "Where to write the table (default: $GEMMLAB_BLAS_TABLE, else "
                                    "$XDG_CACHE_HOME/gemmlab/blas-table.json, else ~/.cache/gemmlab/blas-table.json)");
   cmd->add_flag("--tune", o->tune,
-                "First tune the shapes whose class the table lacks, each with the kernel the library would run it "
-                "with (06_small_m up to 16 rows of C, else 05_packed_avx512)");
+                "First tune the shapes whose class the table lacks, each with the kernels that may be fastest for "
+                "it (06_small_m up to 16 rows of C, else 06_small_m and 05_packed_avx512); the table keeps the "
+                "fastest");
   cmd->add_option("--shapes", o->shapes,
                   "Comma-separated MxNxK list to tune (default: the benchmark's shapes, bench/blas_bench.py)");
   cmd->add_option("--precision", o->precision, "fp32 or fp64 (default: both)");
@@ -86,14 +87,16 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
           p.precision = precision;
           problems.push_back(p);
         }
-      auto kernel_for = [&](const Problem& p) -> const Kernel& {
-        return default_blas_kernel(p) == small_m.name() ? small_m : packed;
+      auto kernels_for = [&](const Problem& p) {
+        std::vector<const Kernel*> chosen;
+        for (std::string_view name : blas_tuning_kernels(p)) chosen.push_back(name == small_m.name() ? &small_m : &packed);
+        return chosen;
       };
-      tuned = tune_missing_classes(*setup.device, kernel_for, setup.truth.get(), setup.reference.get(), *source, table,
-                                   problems, options, [&](const Problem& p) {
+      tuned = tune_missing_classes(*setup.device, kernels_for, setup.truth.get(), setup.reference.get(), *source, table,
+                                   problems, options, [&](const Problem& p, const Kernel& k) {
                                      if (!o->json)
                                        fmt::print("tuning {} {} with {} ({} configurations)\n", p.shape(),
-                                                  to_string(p.precision), kernel_for(p).name(), o->budget);
+                                                  to_string(p.precision), k.name(), o->budget);
                                    });
       table = blas_table_from_cache(*source, info, kernels);
     }

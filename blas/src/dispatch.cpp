@@ -64,12 +64,29 @@ Engine::Engine() : verbose_(verbose_from_environment()) {
     }
   }
   load_table();
+  if (const char* name = std::getenv("GEMMLAB_BLAS_KERNEL"); name != nullptr && *name != '\0') {
+    forced_ = library_kernel(name);
+    if (forced_ == nullptr)
+      std::fprintf(stderr, "gemmlab-blas: warning: GEMMLAB_BLAS_KERNEL=%s is not one of the library's kernels that this CPU "
+                   "runs (01_naive%s); ignored\n", name, packed_ != nullptr ? ", 05_packed_avx512, 06_small_m" : "");
+  }
   if (verbose_)
     std::fprintf(stderr, "gemmlab-blas: %s, %d thread%s; %s; %zu tuned shape classes\n", info.name.c_str(), threads_,
                  threads_ == 1 ? "" : "s",
-                 packed_ != nullptr ? "06_small_m for few rows, 05_packed_avx512 for the others above the small problems"
-                                    : "no AVX-512: 01_naive for every call",
+                 forced_ != nullptr ? "GEMMLAB_BLAS_KERNEL: every call on one kernel"
+                 : packed_ != nullptr
+                     ? "05_packed_avx512 for a C of at least 512 x 512, 06_small_m for the others above the small problems"
+                     : "no AVX-512: 01_naive for every call",
                  table_ ? table_->entries.size() : std::size_t{0});
+}
+
+// `kernel`'s default configuration for this CPU and `p`: the library's threads, one below
+// single_thread_volume.
+Config Engine::default_config(const Kernel& kernel, const Problem& p) const {
+  if (&kernel == naive_) return {};
+  Config config = (&kernel == small_m_ ? small_m_defaults_ : packed_defaults_)[p.precision == Precision::fp64];
+  config["threads"] = volume(p) < single_thread_volume ? 1 : threads_;
+  return config;
 }
 
 const Kernel* Engine::library_kernel(std::string_view name) const {
@@ -114,7 +131,11 @@ void Engine::gemm(const Problem& p, const void* a, const void* b, void* c, std::
   const Kernel* kernel = naive_;
   Config config;
   std::string why = "the small path (no packing, no threads)";
-  if (const BlasTableEntry* entry = table_ ? table_->find(p) : nullptr) {
+  if (forced_ != nullptr) {
+    kernel = forced_;
+    config = default_config(*kernel, p);
+    why = "GEMMLAB_BLAS_KERNEL, default configuration";
+  } else if (const BlasTableEntry* entry = table_ ? table_->find(p) : nullptr) {
     kernel = library_kernel(entry->kernel);
     config = entry->config;
     if (auto t = config.find("threads"); t != config.end()) t->second = std::min<ParamValue>(t->second, threads_);
@@ -123,10 +144,8 @@ void Engine::gemm(const Problem& p, const void* a, const void* b, void* c, std::
     why = "no AVX-512 on this CPU";
   } else if (const Kernel* chosen = library_kernel(default_blas_kernel(p)); chosen != naive_) {
     kernel = chosen;
-    config = (kernel == small_m_ ? small_m_defaults_ : packed_defaults_)[p.precision == Precision::fp64];
-    const bool one = volume(p) < single_thread_volume;
-    config["threads"] = one ? 1 : threads_;
-    why = one ? "default configuration, one thread (small problem)" : "default configuration";
+    config = default_config(*kernel, p);
+    why = volume(p) < single_thread_volume ? "default configuration, one thread (small problem)" : "default configuration";
   }
   if (verbose_)
     std::fprintf(stderr, "gemmlab-blas: %.*s %s %s %s -> cpu/%.*s {%s} (%s)\n", static_cast<int>(routine.size()),

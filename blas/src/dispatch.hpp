@@ -5,9 +5,12 @@
 //     one that cannot be read, is ignored with one warning on stderr), its threads capped at the
 //     library's;
 //   - otherwise default_blas_kernel (gemmlab/blas_table.hpp: 01_naive for the tiniest problems,
-//     06_small_m for few rows of C, 05_packed_avx512 for the others) in its default configuration
+//     05_packed_avx512 for a large C, 06_small_m for the others) in its default configuration
 //     for this CPU, on the library's threads (GEMMLAB_NUM_THREADS, else OMP_NUM_THREADS, else
 //     every core), one thread below single_thread_volume; where the CPU lacks AVX-512, 01_naive.
+// GEMMLAB_BLAS_KERNEL=NAME (01_naive, 05_packed_avx512 or 06_small_m) runs every call on that
+// kernel in its default configuration, table and rule aside: to check one kernel with a BLAS
+// client's own tests (netlib's testers do so for each). An unknown name is ignored with a warning.
 // GEMMLAB_BLAS_VERBOSE=1 writes one line per call to stderr: the call, the kernel, the
 // configuration and why it was chosen.
 #pragma once
@@ -46,12 +49,14 @@ class Engine {
   void load_table();
   Executable& executable_for(const Kernel& kernel, const Config& config, const Problem& p) const;
   const Kernel* library_kernel(std::string_view name) const;  // naive_, packed_ or small_m_; null if none
+  Config default_config(const Kernel& kernel, const Problem& p) const;
 
   Registry registry_;
   std::unique_ptr<Device> device_;
   const Kernel* naive_ = nullptr;
   const Kernel* packed_ = nullptr;   // null where the CPU lacks AVX-512
   const Kernel* small_m_ = nullptr;  // likewise
+  const Kernel* forced_ = nullptr;   // GEMMLAB_BLAS_KERNEL's, where set
   Config packed_defaults_[2];        // fp32, fp64
   Config small_m_defaults_[2];       // fp32, fp64
   std::optional<BlasTable> table_;  // entries checked against today's kernels and spaces

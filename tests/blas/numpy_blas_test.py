@@ -5,8 +5,8 @@
 
 Runs the same products twice in child processes, once plain and once with LD_PRELOAD and
 GEMMLAB_BLAS_VERBOSE=1: float32 and float64; C- and Fortran-ordered operands and transposed views;
-odd shapes (1x1x1, primes, K = 1, tall-skinny) and a few large enough for 05_packed_avx512 on two
-threads. Each product of the preloaded run must be within the validator's bound of the float64
+odd shapes (1x1x1, primes, K = 1, tall-skinny) and one whose C is large enough (at least 512 x 512)
+for 05_packed_avx512 on two threads; no table, so the library's rule picks the kernels. Each product of the preloaded run must be within the validator's bound of the float64
 truth, (K + 2) * eps * (|A| |B|) elementwise, and within twice that of plain numpy's; the log must
 show that gemmlab's kernels ran.
 """
@@ -20,7 +20,7 @@ import numpy as np
 from numpy_blas import skip_unless_interposable
 
 SHAPES = [(1, 1, 1), (7, 13, 5), (127, 129, 131), (293, 2, 307), (2, 293, 307), (513, 257, 1), (96, 96, 96),
-          (301, 203, 257)]
+          (301, 203, 257), (601, 577, 67)]
 LAYOUTS = ["CC", "FF", "CF", "TT"]  # A then B: C-ordered, Fortran-ordered, or a transposed view (.T)
 
 
@@ -62,9 +62,11 @@ def main():
         plain, ours = os.path.join(work, "plain"), os.path.join(work, "ours")
         os.mkdir(plain)
         os.mkdir(ours)
-        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "GEMMLAB_BLAS_VERBOSE")}
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("LD_PRELOAD", "GEMMLAB_BLAS_VERBOSE", "GEMMLAB_BLAS_KERNEL", "GEMMLAB_BLAS_TABLE")}
         subprocess.run([sys.executable, __file__, "--compute", plain], env=env, check=True, capture_output=True)
-        env.update(LD_PRELOAD=library, GEMMLAB_BLAS_VERBOSE="1")
+        # no table (a path that does not exist): the library's rule picks each kernel
+        env.update(LD_PRELOAD=library, GEMMLAB_BLAS_VERBOSE="1", GEMMLAB_BLAS_TABLE=os.path.join(work, "no-table.json"))
         done = subprocess.run([sys.executable, __file__, "--compute", ours], env=env, capture_output=True, text=True)
         if done.returncode != 0:
             print(f"FAIL: numpy with the library preloaded exited {done.returncode}: {done.stderr[-3000:]}")

@@ -3,8 +3,9 @@
 blas-table` turns it into a table, and numpy with libgemmlab_blas.so preloaded runs the tuned
 configuration for that shape class (GEMMLAB_BLAS_VERBOSE says so). A table made for another
 device, a stale entry and a file that is not JSON are each ignored with a warning, printed once,
-and the products stay right. `gemmlab blas-table --tune` tunes a few-row shape with 06_small_m,
-and the library runs that entry.
+and the products stay right, as with an unknown GEMMLAB_BLAS_KERNEL; a known one puts the table
+aside. `gemmlab blas-table --tune` tunes a few-row shape with 06_small_m, and the library runs
+that entry.
 
     table_blas_test.py GEMMLAB LIBRARY        (with a Python that has numpy)
 """
@@ -43,8 +44,9 @@ def run(command, env=None, expect=0):
     return done
 
 
-def product(library, table, shape=(300, 200, 256)):
-    env = dict(os.environ, LD_PRELOAD=library, GEMMLAB_BLAS_VERBOSE="1", GEMMLAB_BLAS_TABLE=table)
+def product(library, table, shape=(300, 200, 256), kernel=""):
+    env = dict(os.environ, LD_PRELOAD=library, GEMMLAB_BLAS_VERBOSE="1", GEMMLAB_BLAS_TABLE=table,
+               GEMMLAB_BLAS_KERNEL=kernel)
     done = run([sys.executable, "-c", PRODUCT] + [str(x) for x in shape], env)
     if "RIGHT" not in done.stdout:
         fail(f"the product is wrong with the table {table}: {done.stdout} {done.stderr[-2000:]}")
@@ -80,6 +82,14 @@ def main():
             if "tuned " not in call or "05_packed_avx512" not in call:
                 fail(f"the call did not use the table: {call}")
         print("tuned:", calls[0])
+
+        # GEMMLAB_BLAS_KERNEL puts the table aside; a name that is not the library's is ignored, once.
+        calls, _ = product(library, table, kernel="06_small_m")
+        if any("-> cpu/06_small_m " not in c or "GEMMLAB_BLAS_KERNEL" not in c for c in calls):
+            fail(f"GEMMLAB_BLAS_KERNEL=06_small_m did not run every call on 06_small_m: {calls}")
+        calls, log = product(library, table, kernel="07_nope")
+        if log.count("GEMMLAB_BLAS_KERNEL=07_nope is not one of") != 1 or any("tuned " not in c for c in calls):
+            fail(f"an unknown GEMMLAB_BLAS_KERNEL was not ignored with one warning: {log[-2000:]}")
 
         # Another device's table: ignored, one warning for the two calls.
         foreign = dict(contents, device="cpu:another machine", device_name="Another CPU")

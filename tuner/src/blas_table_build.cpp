@@ -57,24 +57,33 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
 
 std::string_view default_blas_kernel(const Problem& p) {
   if (p.flops() / 2 < small_problem_volume) return "01_naive";
-  return p.m <= small_m_rows ? "06_small_m" : "05_packed_avx512";
+  return p.m >= packed_min_rows && p.n >= packed_min_columns ? "05_packed_avx512" : "06_small_m";
 }
 
-std::size_t tune_missing_classes(Device& device, const std::function<const Kernel&(const Problem&)>& kernel_for,
+std::vector<std::string_view> blas_tuning_kernels(const Problem& p) {
+  if (p.m <= small_m_rows) return {"06_small_m"};
+  return {"06_small_m", "05_packed_avx512"};
+}
+
+std::size_t tune_missing_classes(Device& device,
+                                 const std::function<std::vector<const Kernel*>(const Problem&)>& kernels_for,
                                  Reference* truth_fp64, Reference* reference, ResultsCache& cache,
                                  const BlasTable& table, const std::vector<Problem>& problems,
-                                 const TuneOptions& options, const std::function<void(const Problem&)>& progress) {
+                                 const TuneOptions& options,
+                                 const std::function<void(const Problem&, const Kernel&)>& progress) {
   std::size_t tuned = 0;
   std::vector<ShapeClass> done;
   for (const Problem& p : problems) {
     const ShapeClass c = shape_class(p);
     if (table.find(p) != nullptr || std::find(done.begin(), done.end(), c) != done.end()) continue;
-    if (progress) progress(p);
-    const Kernel& kernel = kernel_for(p);
-    InProcessRunner runner(device, kernel, p, truth_fp64, reference, options.seed, options.measure);
-    TuneOptions o = options;
-    if (o.start_with.empty()) o.start_with = {kernel.default_config(device.info(), p.precision)};
-    tune(kernel.space(device.info(), p.precision), p, runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), kernel, p)});
+    for (const Kernel* kernel : kernels_for(p)) {
+      if (progress) progress(p, *kernel);
+      InProcessRunner runner(device, *kernel, p, truth_fp64, reference, options.seed, options.measure);
+      TuneOptions o = options;
+      if (o.start_with.empty()) o.start_with = {kernel->default_config(device.info(), p.precision)};
+      tune(kernel->space(device.info(), p.precision), p, runner, o, {},
+           {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
+    }
     done.push_back(c);
     ++tuned;
   }

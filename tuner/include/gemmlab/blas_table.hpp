@@ -70,14 +70,21 @@ BlasTable read_blas_table(const std::string& path);
 void write_blas_table(const BlasTable& table, const std::string& path);
 
 // The kernel the library runs, on a CPU with AVX-512, for a problem its table has no entry for:
-// below small_problem_volume (M*N*K) 01_naive, which neither packs nor starts threads; up to
-// small_m_rows rows of C 06_small_m (each element of B serves so few rows that packing B would
-// cost as much as the multiply); the others 05_packed_avx512. Below single_thread_volume it runs
-// on one thread.
+// below small_problem_volume (M*N*K) 01_naive, which neither packs nor starts threads; a C of at
+// least packed_min_rows x packed_min_columns 05_packed_avx512, whose packed panels then serve
+// enough rows and columns to pay for the copies; the others 06_small_m, which reads both
+// operands where they lie (measured in docs/blas.md). Below single_thread_volume it runs on one
+// thread.
 inline constexpr double small_problem_volume = 16.0 * 16 * 16;
 inline constexpr double single_thread_volume = 96.0 * 96 * 96;
-inline constexpr std::int64_t small_m_rows = 16;
+inline constexpr std::int64_t packed_min_rows = 512, packed_min_columns = 512;
 std::string_view default_blas_kernel(const Problem& p);
+
+// The kernels `gemmlab blas-table --tune` tunes for a problem's class; the table keeps the
+// fastest. Up to small_m_rows rows of C only 06_small_m (05 would copy all of B to use each
+// element a few times); otherwise 06_small_m and 05_packed_avx512, whose ranges overlap.
+inline constexpr std::int64_t small_m_rows = 16;
+std::vector<std::string_view> blas_tuning_kernels(const Problem& p);
 
 // ---- Building a table (gemmlab blas-table) ----------------------------------------------------
 
@@ -87,14 +94,15 @@ std::string_view default_blas_kernel(const Problem& p);
 BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& device,
                                 const std::vector<const Kernel*>& kernels);
 
-// Tunes `kernel_for(problem)` in this process on each of `problems` whose class `table` has no
-// entry yet, storing every result in `cache` (as `gemmlab tune` does); `progress` is told each
-// problem before it is tuned. Returns how many problems it tuned.
-std::size_t tune_missing_classes(Device& device, const std::function<const Kernel&(const Problem&)>& kernel_for,
+// Tunes each of `kernels_for(problem)` in this process on each of `problems` whose class `table`
+// has no entry yet, storing every result in `cache` (as `gemmlab tune` does); `progress` is told
+// each problem and kernel before they are tuned. Returns how many problems it tuned.
+std::size_t tune_missing_classes(Device& device,
+                                 const std::function<std::vector<const Kernel*>(const Problem&)>& kernels_for,
                                  Reference* truth_fp64, Reference* reference,
                                  ResultsCache& cache, const BlasTable& table, const std::vector<Problem>& problems,
                                  const TuneOptions& options,
-                                 const std::function<void(const Problem&)>& progress = {});
+                                 const std::function<void(const Problem&, const Kernel&)>& progress = {});
 
 // The shapes `gemmlab blas-table --tune` tunes by default and bench/blas_bench.py measures:
 // squares, tall-skinny, short-wide and small-K shapes, a BERT-base layer's GEMMs, LLM decoding
