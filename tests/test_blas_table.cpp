@@ -27,9 +27,10 @@ ShapeClass shape(Precision precision, const char* transposes, int m, int n, int 
   return c;
 }
 
-BlasTableEntry entry(ShapeClass c, const char* kernel, Config config, const char* source) {
+BlasTableEntry entry(ShapeClass c, const char* kernel, Config config, const char* source, int library_threads = 2) {
   BlasTableEntry e;
   e.shape = std::move(c);
+  e.library_threads = library_threads;
   e.kernel = kernel;
   e.config = std::move(config);
   e.source = source;
@@ -60,7 +61,7 @@ BlasTable sample_table() {
   t.created = "2026-11-25T00:00:00Z";
   t.put(entry(shape(Precision::fp32, "NN", 9, 9, 9), "05_packed_avx512", {{"MR", 6}, {"NV", 4}, {"threads", 2}},
               "tuned"));
-  t.put(entry(shape(Precision::fp64, "TN", 0, 0, 0), "01_naive", {}, "tuned too"));
+  t.put(entry(shape(Precision::fp64, "TN", 0, 0, 0), "01_naive", {}, "tuned too", 1));
   return t;
 }
 
@@ -102,22 +103,30 @@ TEST(BlasTableFile, RoundTripsAndFindsByClass) {
   const BlasTable t = read_blas_table(path);
   EXPECT_EQ(t.device, "cpu:Test 01");
   ASSERT_EQ(t.entries.size(), 2u);
-  const BlasTableEntry* e = t.find(Problem::packed(600, 700, 800));
+  const BlasTableEntry* e = t.find(Problem::packed(600, 700, 800), 2);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->kernel, "05_packed_avx512");
+  EXPECT_EQ(e->library_threads, 2);
   EXPECT_EQ(e->config, (Config{{"MR", 6}, {"NV", 4}, {"threads", 2}}));
-  EXPECT_EQ(t.find(Problem::packed(600, 700, 1024)), nullptr) << "K 1024 is the next bucket";
+  EXPECT_EQ(t.find(Problem::packed(600, 700, 800), 8), e) << "tuned for 2 threads: serves a library of 8";
+  EXPECT_EQ(t.find(Problem::packed(600, 700, 800), 1), nullptr) << "tuned for 2 threads: not for one";
+  EXPECT_EQ(t.find(Problem::packed(600, 700, 1024), 2), nullptr) << "K 1024 is the next bucket";
   Problem q = Problem::packed(1, 1, 1, Precision::fp64);
   q.trans_a = true;
-  ASSERT_NE(t.find(q), nullptr);
-  EXPECT_EQ(t.find(q)->kernel, "01_naive");
+  ASSERT_NE(t.find(q, 1), nullptr);
+  EXPECT_EQ(t.find(q, 1)->kernel, "01_naive");
 }
 
-TEST(BlasTableFile, PutReplacesTheEntryOfTheSameClass) {
+TEST(BlasTableFile, PutReplacesTheEntryOfTheSameClassAndThreads) {
   BlasTable t = sample_table();
   t.put(entry(shape(Precision::fp32, "NN", 9, 9, 9), "01_naive", {}, "newer"));
   EXPECT_EQ(t.entries.size(), 2u);
-  EXPECT_EQ(t.find(Problem::packed(512, 512, 512))->source, "newer");
+  EXPECT_EQ(t.find(Problem::packed(512, 512, 512), 2)->source, "newer");
+  t.put(entry(shape(Precision::fp32, "NN", 9, 9, 9), "06_small_m", {}, "one thread", 1));
+  EXPECT_EQ(t.entries.size(), 3u);
+  EXPECT_EQ(t.find(Problem::packed(512, 512, 512), 1)->source, "one thread");
+  EXPECT_EQ(t.find(Problem::packed(512, 512, 512), 2)->source, "newer");
+  EXPECT_EQ(t.find(Problem::packed(512, 512, 512), 3)->source, "newer") << "the most threads not above 3";
 }
 
 TEST(BlasTableFile, MalformedTablesAreRejectedNamingWhatIsWrong) {
@@ -127,8 +136,8 @@ TEST(BlasTableFile, MalformedTablesAreRejectedNamingWhatIsWrong) {
     j[key] = std::move(value);
     return j;
   };
-  EXPECT_THROW_MENTIONING(blas_table_from_json(with("format", "gemmlab-blas-table/0")), std::invalid_argument,
-                          {"gemmlab-blas-table/0"});
+  EXPECT_THROW_MENTIONING(blas_table_from_json(with("format", "gemmlab-blas-table/1")), std::invalid_argument,
+                          {"gemmlab-blas-table/1", "rebuild it"});
   EXPECT_THROW_MENTIONING(blas_table_from_json(with("entries", 3)), std::invalid_argument, {"entries"});
   nlohmann::json bad_entry = good;
   bad_entry["entries"][0]["transposes"] = "XN";
@@ -139,6 +148,9 @@ TEST(BlasTableFile, MalformedTablesAreRejectedNamingWhatIsWrong) {
   bad_entry = good;
   bad_entry["entries"][0]["m_bucket"] = 40;
   EXPECT_THROW_MENTIONING(blas_table_from_json(bad_entry), std::invalid_argument, {"bucket"});
+  bad_entry = good;
+  bad_entry["entries"][0]["library_threads"] = 0;
+  EXPECT_THROW_MENTIONING(blas_table_from_json(bad_entry), std::invalid_argument, {"entry 1", "library_threads"});
 
   Scratch scratch;
   const std::string path = scratch.file("not-json.json");
@@ -195,18 +207,54 @@ TEST(BlasTableFromCache, KeepsTheFastestValidResultPerClassOfThisDeviceAndKernel
   transposed.trans_b = true;
   cache.store(cache_key(device, naive, transposed), result({}, 3));
 
-  const BlasTable t = blas_table_from_cache(cache, device, {&packed, &naive});
+  const BlasTable t = blas_table_from_cache(cache, device, {&packed, &naive}, {1});
   EXPECT_EQ(t.device, fingerprint(device));
   ASSERT_EQ(t.entries.size(), 2u) << nlohmann::json(t).dump(2);
-  const BlasTableEntry* e = t.find(p600);
+  const BlasTableEntry* e = t.find(p600, 1);
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->config, other);
   EXPECT_NE(e->source.find("700x700x700"), std::string::npos) << e->source;
-  EXPECT_EQ(t.find(Problem::packed(2000, 2000, 2000)), nullptr);
-  EXPECT_EQ(t.find(Problem::packed(100, 100, 100)), nullptr);
-  EXPECT_EQ(t.find(Problem::packed(40, 40, 40)), nullptr) << "the NN class was not tuned";
-  ASSERT_NE(t.find(transposed), nullptr);
-  EXPECT_EQ(t.find(transposed)->kernel, "01_naive");
+  EXPECT_EQ(t.find(Problem::packed(2000, 2000, 2000), 1), nullptr);
+  EXPECT_EQ(t.find(Problem::packed(100, 100, 100), 1), nullptr);
+  EXPECT_EQ(t.find(Problem::packed(40, 40, 40), 1), nullptr) << "the NN class was not tuned";
+  ASSERT_NE(t.find(transposed, 1), nullptr);
+  EXPECT_EQ(t.find(transposed, 1)->kernel, "01_naive");
+}
+
+// Per library thread count: the fastest result on at most that many threads.
+TEST(BlasTableFromCache, KeepsPerLibraryThreadCountTheFastestOnAtMostThatManyThreads) {
+  Scratch scratch;
+  ResultsCache cache(scratch.file("c.sqlite"));
+  const DeviceInfo device = cpu::detect();
+  const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+  Config one = packed.default_config(device, Precision::fp32), three = one, four = one;
+  one["threads"] = 1;
+  three["threads"] = 3;
+  four["threads"] = 4;
+  auto result = [](const Config& c, double gflops) {
+    return ConfigResult{.config = c, .status = Status::ok, .time_s = 1 / gflops, .gflops = gflops, .max_rel_error = 0,
+                        .reason = "", .reference_name = "", .reference_gflops = 0, .recorded_at = "2026-11-26T10:00:00Z"};
+  };
+  const Problem p = Problem::packed(600, 600, 600);
+  const CacheKey key = cache_key(device, packed, p);
+  cache.store(key, result(one, 100));
+  cache.store(key, result(three, 250));
+  cache.store(key, result(four, 300));
+  // the space limits threads to the cores: judge only what this machine's space accepts
+  const SearchSpace space = packed.space(device, Precision::fp32);
+  const BlasTable t = blas_table_from_cache(cache, device, {&packed}, {1, 2, 3, 4});
+  ASSERT_NE(t.find(p, 1), nullptr);
+  EXPECT_EQ(t.find(p, 1)->config, one);
+  EXPECT_EQ(t.find(p, 2)->config, one) << "nothing on 2 threads was faster";
+  EXPECT_EQ(t.find(p, 2)->library_threads, 2);
+  if (space.is_valid(three)) {
+    EXPECT_EQ(t.find(p, 3)->config, three);
+  }
+  if (space.is_valid(four)) {
+    EXPECT_EQ(t.find(p, 4)->config, four);
+  }
+  EXPECT_EQ(blas_table_thread_counts(1), (std::vector<int>{1}));
+  EXPECT_EQ(blas_table_thread_counts(8), (std::vector<int>{1, 8}));
 }
 
 }  // namespace

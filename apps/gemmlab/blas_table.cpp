@@ -2,6 +2,8 @@
 // cache, optionally tuning the shape classes it lacks first (docs/blas.md).
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <sstream>
 
@@ -15,7 +17,7 @@ namespace gemmlab::cli {
 void add_blas_table_command(CLI::App& app, Outcome& outcome) {
   struct Options {
     CacheOptions cache;
-    std::string out, shapes, precision;
+    std::string out, shapes, precision, library_threads;
     bool tune = false, json = false;
     std::size_t budget = 30;
     double seconds = 0;
@@ -33,6 +35,9 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
   cmd->add_option("--shapes", o->shapes,
                   "Comma-separated MxNxK list to tune (default: the benchmark's shapes, bench/blas_bench.py)");
   cmd->add_option("--precision", o->precision, "fp32 or fp64 (default: both)");
+  cmd->add_option("--library-threads", o->library_threads,
+                  "Comma-separated thread counts of the library to make entries for, each class tuned on at most that "
+                  "many threads (default: 1 and all cores)");
   cmd->add_option("--budget", o->budget, "Configurations evaluated per tuned shape")->capture_default_str();
   cmd->add_option("--max-seconds", o->seconds, "Wall-clock limit per tuned shape (0: none)")->capture_default_str();
   add_json_flag(cmd, o->json);
@@ -69,7 +74,21 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
     }
     ResultsCache* source = cache ? &*cache : nullptr;
     const DeviceInfo info = backend.devices().at(0);
-    BlasTable table = source ? blas_table_from_cache(*source, info, kernels) : BlasTable{};
+    std::vector<int> library_threads = blas_table_thread_counts(info.cores);
+    if (!o->library_threads.empty()) {
+      library_threads.clear();
+      std::stringstream list(o->library_threads);
+      for (std::string item; std::getline(list, item, ',');) {
+        int t = 0;
+        const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), t);
+        if (error != std::errc() || end != item.data() + item.size() || t < 1 || t > std::max(1, info.cores))
+          throw UsageError("--library-threads: \"" + item + "\" is not a thread count from 1 to " +
+                           std::to_string(std::max(1, info.cores)) + " (this CPU's cores)");
+        if (std::find(library_threads.begin(), library_threads.end(), t) == library_threads.end())
+          library_threads.push_back(t);
+      }
+    }
+    BlasTable table = source ? blas_table_from_cache(*source, info, kernels, library_threads) : BlasTable{};
     table.device = fingerprint(info);
     table.device_name = info.name;
     std::size_t tuned = 0;
@@ -93,12 +112,13 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
         return chosen;
       };
       tuned = tune_missing_classes(*setup.device, kernels_for, setup.truth.get(), setup.reference.get(), *source, table,
-                                   problems, options, [&](const Problem& p, const Kernel& k) {
+                                   problems, library_threads, options, [&](const Problem& p, const Kernel& k, int t) {
                                      if (!o->json)
-                                       fmt::print("tuning {} {} with {} ({} configurations)\n", p.shape(),
-                                                  to_string(p.precision), k.name(), o->budget);
+                                       fmt::print("tuning {} {} with {} on at most {} thread{} ({} configurations)\n",
+                                                  p.shape(), to_string(p.precision), k.name(), t, t == 1 ? "" : "s",
+                                                  o->budget);
                                    });
-      table = blas_table_from_cache(*source, info, kernels);
+      table = blas_table_from_cache(*source, info, kernels, library_threads);
     }
     if (table.created.empty()) table.created = utc_timestamp();
     // The default location's directory may not exist yet (no results cache was ever written).
@@ -110,9 +130,10 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
     outcome.exit_status = 0;
     if (o->json) return print_json({{"table", out}, {"tuned", tuned}, {"contents", nlohmann::json(table)}});
     for (const BlasTableEntry& e : table.entries)
-      fmt::print("{:<44} {} {{{}}} ({})\n", to_string(e.shape), e.kernel, to_string(e.config), e.source);
-    fmt::print("{} shape classes for {} -> {}{}\n", table.entries.size(), info.name, out,
-               tuned > 0 ? fmt::format(" ({} shapes tuned now)", tuned) : "");
+      fmt::print("{:<44} {:>2} thr. {} {{{}}} ({})\n", to_string(e.shape), e.library_threads, e.kernel,
+                 to_string(e.config), e.source);
+    fmt::print("{} entries (shape class x library threads) for {} -> {}{}\n", table.entries.size(), info.name, out,
+               tuned > 0 ? fmt::format(" ({} shapes x thread counts tuned now)", tuned) : "");
   });
 }
 

@@ -71,7 +71,7 @@ Engine::Engine() : verbose_(verbose_from_environment()) {
                    "runs (01_naive%s); ignored\n", name, packed_ != nullptr ? ", 05_packed_avx512, 06_small_m" : "");
   }
   if (verbose_)
-    std::fprintf(stderr, "gemmlab-blas: %s, %d thread%s; %s; %zu tuned shape classes\n", info.name.c_str(), threads_,
+    std::fprintf(stderr, "gemmlab-blas: %s, %d thread%s; %s; %zu table entries\n", info.name.c_str(), threads_,
                  threads_ == 1 ? "" : "s",
                  forced_ != nullptr ? "GEMMLAB_BLAS_KERNEL: every call on one kernel"
                  : packed_ != nullptr
@@ -135,7 +135,7 @@ void Engine::gemm(const Problem& p, const void* a, const void* b, void* c, std::
     kernel = forced_;
     config = default_config(*kernel, p);
     why = "GEMMLAB_BLAS_KERNEL, default configuration";
-  } else if (const BlasTableEntry* entry = table_ ? table_->find(p) : nullptr) {
+  } else if (const BlasTableEntry* entry = table_ ? table_->find(p, threads_) : nullptr) {
     kernel = library_kernel(entry->kernel);
     config = entry->config;
     if (auto t = config.find("threads"); t != config.end()) t->second = std::min<ParamValue>(t->second, threads_);

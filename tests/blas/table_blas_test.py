@@ -44,9 +44,9 @@ def run(command, env=None, expect=0):
     return done
 
 
-def product(library, table, shape=(300, 200, 256), kernel=""):
+def product(library, table, shape=(300, 200, 256), kernel="", threads=""):
     env = dict(os.environ, LD_PRELOAD=library, GEMMLAB_BLAS_VERBOSE="1", GEMMLAB_BLAS_TABLE=table,
-               GEMMLAB_BLAS_KERNEL=kernel)
+               GEMMLAB_BLAS_KERNEL=kernel, GEMMLAB_NUM_THREADS=threads)
     done = run([sys.executable, "-c", PRODUCT] + [str(x) for x in shape], env)
     if "RIGHT" not in done.stdout:
         fail(f"the product is wrong with the table {table}: {done.stdout} {done.stderr[-2000:]}")
@@ -70,9 +70,10 @@ def main():
         contents = json.loads(done.stdout)["contents"]
         entries = [e for e in contents["entries"] if e["precision"] == "fp32" and e["transposes"] == "NN"
                    and (e["m_bucket"], e["n_bucket"], e["k_bucket"]) == (8, 7, 8)]
-        if len(entries) != 1:
-            fail(f"the table has no entry for fp32 NN 256-511 x 128-255 x 256-511: {contents}")
-        tuned = entries[0]
+        if not entries or len(entries) != len({e["library_threads"] for e in entries}):
+            fail(f"the table has not one entry per library thread count for fp32 NN 256-511 x 128-255 x 256-511: {contents}")
+        # the library runs on every core: the entry for the most threads serves it
+        tuned = max(entries, key=lambda e: e["library_threads"])
         if json.load(open(table)) != contents:
             fail("the file differs from what blas-table printed")
 
@@ -117,15 +118,30 @@ def main():
             fail(f"a broken table was not reported once: {log[-2000:]}")
 
         # --tune fills the classes the table lacks, a few-row shape with 06_small_m, which the library then runs.
+        # Entries per library thread count: one thread and all cores.
         done = run([gemmlab, "blas-table", "--tune", "--shapes", "5x300x256", "--precision", "fp32", "--budget", "3",
-                    "--cache", cache, "--out", table], env)
-        if "with 06_small_m" not in done.stdout:
-            fail(f"blas-table --tune did not tune 5x300x256 with 06_small_m: {done.stdout}")
+                    "--cache", cache, "--out", table, "--json"], env)
+        few = [e for e in json.loads(done.stdout)["contents"]["entries"] if e["m_bucket"] == 2]
+        if {e["kernel"] for e in few} != {"06_small_m"} or 1 not in {e["library_threads"] for e in few}:
+            fail(f"blas-table --tune did not tune 5x300x256 with 06_small_m for one thread and all cores: {few}")
         calls, _ = product(library, table, (5, 300, 256))
         for call in calls:
             if "tuned " not in call or "06_small_m" not in call:
                 fail(f"the few-row call did not use its tuned 06_small_m entry: {call}")
         print("tuned, few rows:", calls[0])
+        # The library takes the entry for its own thread count (labelled here to tell them apart).
+        labelled = json.load(open(table))
+        for e in labelled["entries"]:
+            e["source"] = f"the entry for {e['library_threads']} thread(s)"
+        labelled_path = os.path.join(work, "labelled.json")
+        json.dump(labelled, open(labelled_path, "w"))
+        most = max(e["library_threads"] for e in few)
+        for threads, label in (("1", "the entry for 1 thread(s)"), ("", f"the entry for {most} thread(s)")):
+            calls, _ = product(library, labelled_path, (5, 300, 256), threads=threads)
+            if any(label not in call for call in calls):
+                fail(f"GEMMLAB_NUM_THREADS={threads or 'unset'}: the call did not use {label}: {calls}")
+        print("per library thread count:", calls[0])
+        run([gemmlab, "blas-table", "--library-threads", "0", "--cache", cache, "--out", table], env, expect=2)
 
         # The command's own errors.
         run([gemmlab, "blas-table", "--tune", "--no-cache", "--out", table], env, expect=2)

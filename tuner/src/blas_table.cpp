@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -29,21 +30,25 @@ std::string to_string(const ShapeClass& c) {
          range(c.n_bucket) + " K " + range(c.k_bucket);
 }
 
-const BlasTableEntry* BlasTable::find(const Problem& p) const {
+const BlasTableEntry* BlasTable::find(const Problem& p, int threads) const {
   const ShapeClass c = shape_class(p);
+  const BlasTableEntry* found = nullptr;
   for (const BlasTableEntry& e : entries)
-    if (e.shape == c) return &e;
-  return nullptr;
+    if (e.shape == c && e.library_threads <= threads && (found == nullptr || e.library_threads > found->library_threads))
+      found = &e;
+  return found;
 }
 
 void BlasTable::put(BlasTableEntry entry) {
   for (BlasTableEntry& e : entries)
-    if (e.shape == entry.shape) {
+    if (e.shape == entry.shape && e.library_threads == entry.library_threads) {
       e = std::move(entry);
       return;
     }
   entries.push_back(std::move(entry));
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.shape < b.shape; });
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.shape, a.library_threads) < std::tie(b.shape, b.library_threads);
+  });
 }
 
 void to_json(nlohmann::json& j, const BlasTable& table) {
@@ -54,6 +59,7 @@ void to_json(nlohmann::json& j, const BlasTable& table) {
                        {"m_bucket", e.shape.m_bucket},
                        {"n_bucket", e.shape.n_bucket},
                        {"k_bucket", e.shape.k_bucket},
+                       {"library_threads", e.library_threads},
                        {"class", to_string(e.shape)},
                        {"kernel", e.kernel},
                        {"params", e.config},
@@ -80,7 +86,8 @@ T field(const nlohmann::json& j, const char* name, const std::string& where) {
 BlasTable blas_table_from_json(const nlohmann::json& j) {
   const auto format = field<std::string>(j, "format", "the table");
   if (format != blas_table_format)
-    throw std::invalid_argument("format \"" + format + "\" is not " + blas_table_format);
+    throw std::invalid_argument("format \"" + format + "\" is not " + blas_table_format +
+                                " (a table of another gemmlab version: rebuild it with gemmlab blas-table)");
   BlasTable t;
   t.device = field<std::string>(j, "device", "the table");
   t.device_name = field<std::string>(j, "device_name", "the table");
@@ -101,6 +108,8 @@ BlasTable blas_table_from_json(const nlohmann::json& j) {
     entry.shape.k_bucket = field<int>(e, "k_bucket", where);
     for (int b : {entry.shape.m_bucket, entry.shape.n_bucket, entry.shape.k_bucket})
       if (b < 0 || b > 31) throw std::invalid_argument(where + ": a size bucket outside 0..31");
+    entry.library_threads = field<int>(e, "library_threads", where);
+    if (entry.library_threads < 1) throw std::invalid_argument(where + ": library_threads below 1");
     entry.kernel = field<std::string>(e, "kernel", where);
     entry.config = field<Config>(e, "params", where);
     entry.source = e.contains("source") && e["source"].is_string() ? e["source"].get<std::string>() : "table";

@@ -18,13 +18,17 @@ std::string transposes_of(const std::string& layout) {
 }
 }  // namespace
 
+std::vector<int> blas_table_thread_counts(int cores) {
+  return cores > 1 ? std::vector<int>{1, cores} : std::vector<int>{1};
+}
+
 BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& device,
-                                const std::vector<const Kernel*>& kernels) {
+                                const std::vector<const Kernel*>& kernels, const std::vector<int>& library_threads) {
   BlasTable table;
   table.device = fingerprint(device);
   table.device_name = device.name;
   table.created = utc_timestamp();
-  std::map<ShapeClass, double> best_gflops;
+  std::map<std::pair<ShapeClass, int>, double> best_gflops;  // per class and library thread count
   for (const ResultsCache::Group& g : cache.groups()) {
     if (g.key.device != table.device || g.key.backend != device.backend) continue;
     const auto kernel = std::find_if(kernels.begin(), kernels.end(), [&](const Kernel* k) {
@@ -43,13 +47,19 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
     const ShapeClass c = shape_class(p);
     for (const ConfigResult& r : cache.load(g.key)) {
       if (r.status != Status::ok || !space.is_valid(r.config)) continue;
-      auto [it, fresh] = best_gflops.try_emplace(c, r.gflops);
-      if (!fresh && r.gflops <= it->second) continue;
-      it->second = r.gflops;
-      char source[160];
-      std::snprintf(source, sizeof source, "tuned %s for %s %s (%.1f GFLOP/s)", r.recorded_at.c_str(),
-                    p.shape().c_str(), transposes.c_str(), r.gflops);
-      table.put({.shape = c, .kernel = std::string((*kernel)->name()), .config = r.config, .source = source});
+      const auto threads = r.config.find("threads");
+      const ParamValue used = threads == r.config.end() ? 1 : threads->second;  // 01_naive: one
+      for (int t : library_threads) {
+        if (used > t) continue;
+        auto [it, fresh] = best_gflops.try_emplace({c, t}, r.gflops);
+        if (!fresh && r.gflops <= it->second) continue;
+        it->second = r.gflops;
+        char source[160];
+        std::snprintf(source, sizeof source, "tuned %s for %s %s (%.1f GFLOP/s)", r.recorded_at.c_str(),
+                      p.shape().c_str(), transposes.c_str(), r.gflops);
+        table.put({.shape = c, .library_threads = t, .kernel = std::string((*kernel)->name()), .config = r.config,
+                   .source = source});
+      }
     }
   }
   return table;
@@ -69,23 +79,36 @@ std::size_t tune_missing_classes(Device& device,
                                  const std::function<std::vector<const Kernel*>(const Problem&)>& kernels_for,
                                  Reference* truth_fp64, Reference* reference, ResultsCache& cache,
                                  const BlasTable& table, const std::vector<Problem>& problems,
-                                 const TuneOptions& options,
-                                 const std::function<void(const Problem&, const Kernel&)>& progress) {
+                                 const std::vector<int>& library_threads, const TuneOptions& options,
+                                 const std::function<void(const Problem&, const Kernel&, int)>& progress) {
   std::size_t tuned = 0;
-  std::vector<ShapeClass> done;
-  for (const Problem& p : problems) {
-    const ShapeClass c = shape_class(p);
-    if (table.find(p) != nullptr || std::find(done.begin(), done.end(), c) != done.end()) continue;
-    for (const Kernel* kernel : kernels_for(p)) {
-      if (progress) progress(p, *kernel);
-      InProcessRunner runner(device, *kernel, p, truth_fp64, reference, options.seed, options.measure);
-      TuneOptions o = options;
-      if (o.start_with.empty()) o.start_with = {kernel->default_config(device.info(), p.precision)};
-      tune(kernel->space(device.info(), p.precision), p, runner, o, {},
-           {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
+  std::vector<int> counts = library_threads;
+  std::sort(counts.begin(), counts.end());  // fewest first: their results are reused by the larger counts
+  for (int t : counts) {
+    std::vector<ShapeClass> done;
+    for (const Problem& p : problems) {
+      const ShapeClass c = shape_class(p);
+      const BlasTableEntry* entry = table.find(p, t);
+      if ((entry != nullptr && entry->library_threads == t) || std::find(done.begin(), done.end(), c) != done.end())
+        continue;
+      for (const Kernel* kernel : kernels_for(p)) {
+        if (progress) progress(p, *kernel, t);
+        SearchSpace space = kernel->space(device.info(), p.precision);
+        if (space.find("threads") != nullptr)
+          space.require("threads <= " + std::to_string(t), "the library's thread count this entry is for");
+        InProcessRunner runner(device, *kernel, p, truth_fp64, reference, options.seed, options.measure);
+        TuneOptions o = options;
+        if (o.start_with.empty()) {
+          Config start = kernel->default_config(device.info(), p.precision);
+          if (auto threads = start.find("threads"); threads != start.end())
+            threads->second = std::min<ParamValue>(threads->second, t);
+          o.start_with = {start};
+        }
+        tune(space, p, runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
+      }
+      done.push_back(c);
+      ++tuned;
     }
-    done.push_back(c);
-    ++tuned;
   }
   return tuned;
 }

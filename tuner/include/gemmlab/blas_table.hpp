@@ -4,10 +4,13 @@
 //
 // A shape class is the precision, the transposes (NN, TN, NT, TT: whether the row-major problem
 // reads A, B transposed) and the power-of-two bucket of each of M, N and K: floor(log2(x)), so
-// 512..1023 is bucket 9. The file is JSON:
-//   {"format": "gemmlab-blas-table/1", "device": fingerprint, "device_name": "...",
+// 512..1023 is bucket 9. A class has an entry per library thread count it was tuned for (the
+// fastest configuration on one core is not the fastest on all of them with fewer threads). The
+// file is JSON:
+//   {"format": "gemmlab-blas-table/2", "device": fingerprint, "device_name": "...",
 //    "created": UTC time, "entries": [{"precision", "transposes", "m_bucket", "n_bucket",
-//    "k_bucket", "kernel", "params": {...}, "source": "tuned <when> for MxNxK (x GFLOP/s)"}]}
+//    "k_bucket", "library_threads", "kernel", "params": {...},
+//    "source": "tuned <when> for MxNxK (x GFLOP/s)"}]}
 #pragma once
 
 #include <functional>
@@ -24,7 +27,7 @@
 
 namespace gemmlab {
 
-inline constexpr const char* blas_table_format = "gemmlab-blas-table/1";
+inline constexpr const char* blas_table_format = "gemmlab-blas-table/2";
 
 struct ShapeClass {
   Precision precision = Precision::fp32;
@@ -42,7 +45,8 @@ std::string to_string(const ShapeClass& c);
 
 struct BlasTableEntry {
   ShapeClass shape;
-  std::string kernel;  // a CPU kernel that reads transposed operands ("05_packed_avx512")
+  int library_threads = 1;  // the library's thread count it serves: its configuration uses at most these
+  std::string kernel;       // a CPU kernel that reads transposed operands ("05_packed_avx512")
   Config config;
   std::string source;  // where it came from, for the log
 };
@@ -53,9 +57,10 @@ struct BlasTable {
   std::string created;
   std::vector<BlasTableEntry> entries;
 
-  // The entry of `p`'s class, or null.
-  const BlasTableEntry* find(const Problem& p) const;
-  // Adds `entry`, replacing one of the same class.
+  // The entry of `p`'s class for a library running `threads` threads: the one tuned for the most
+  // threads not above `threads`; null if none.
+  const BlasTableEntry* find(const Problem& p, int threads) const;
+  // Adds `entry`, replacing one of the same class and library_threads.
   void put(BlasTableEntry entry);
 };
 
@@ -88,21 +93,26 @@ std::vector<std::string_view> blas_tuning_kernels(const Problem& p);
 
 // ---- Building a table (gemmlab blas-table) ----------------------------------------------------
 
-// From the results cache: for each problem tuned for one of `kernels` on `device` (results of
-// today's kernel source, configurations today's space accepts), its fastest `ok` result; for
-// each class, the fastest of those. The kernels must read transposed operands (the library's).
-BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& device,
-                                const std::vector<const Kernel*>& kernels);
+// The library thread counts a table is made for by default: one and all of `cores`.
+std::vector<int> blas_table_thread_counts(int cores);
 
-// Tunes each of `kernels_for(problem)` in this process on each of `problems` whose class `table`
-// has no entry yet, storing every result in `cache` (as `gemmlab tune` does); `progress` is told
-// each problem and kernel before they are tuned. Returns how many problems it tuned.
+// From the results cache: for each of `library_threads` T and each problem tuned for one of
+// `kernels` on `device` (results of today's kernel source, configurations today's space accepts,
+// on at most T threads), its fastest `ok` result; for each class and T, the fastest of those.
+// The kernels must read transposed operands (the library's).
+BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& device,
+                                const std::vector<const Kernel*>& kernels, const std::vector<int>& library_threads);
+
+// For each of `library_threads` T, tunes each of `kernels_for(problem)` in this process, on at
+// most T threads, on each of `problems` whose class `table` has no entry for T yet, storing every
+// result in `cache` (as `gemmlab tune` does); `progress` is told each problem, kernel and T
+// before they are tuned. Returns how many (problem, T) it tuned.
 std::size_t tune_missing_classes(Device& device,
                                  const std::function<std::vector<const Kernel*>(const Problem&)>& kernels_for,
                                  Reference* truth_fp64, Reference* reference,
                                  ResultsCache& cache, const BlasTable& table, const std::vector<Problem>& problems,
-                                 const TuneOptions& options,
-                                 const std::function<void(const Problem&, const Kernel&)>& progress = {});
+                                 const std::vector<int>& library_threads, const TuneOptions& options,
+                                 const std::function<void(const Problem&, const Kernel&, int)>& progress = {});
 
 // The shapes `gemmlab blas-table --tune` tunes by default and bench/blas_bench.py measures:
 // squares, tall-skinny, short-wide and small-K shapes, a BERT-base layer's GEMMs, LLM decoding
