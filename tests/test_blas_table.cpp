@@ -37,6 +37,13 @@ BlasTableEntry entry(ShapeClass c, const char* kernel, Config config, const char
   return e;
 }
 
+// A result as the results cache holds it.
+ConfigResult cached(const Config& c, double gflops, Status status = Status::ok, const char* reason = "") {
+  return ConfigResult{.config = c, .status = status, .time_s = 1 / gflops, .gflops = gflops, .max_rel_error = 0,
+                      .reason = reason, .reference_name = "", .reference_gflops = 0,
+                      .recorded_at = "2026-11-25T10:00:00Z"};
+}
+
 TEST(BlasShapeClass, BucketsArePowersOfTwoAndTransposesAndPrecisionCount) {
   EXPECT_EQ(size_bucket(0), 0);
   EXPECT_EQ(size_bucket(1), 0);
@@ -188,24 +195,20 @@ TEST(BlasTableFromCache, KeepsTheFastestValidResultPerClassOfThisDeviceAndKernel
   Config invalid = valid;
   invalid["MR"] = 16;
   invalid["NV"] = 4;  // 16*4 + 4 + 1 > 32 zmm registers
-  auto result = [](const Config& c, double gflops, Status status = Status::ok) {
-    return ConfigResult{.config = c, .status = status, .time_s = 1 / gflops, .gflops = gflops, .max_rel_error = 0,
-                        .reason = "", .reference_name = "", .reference_gflops = 0, .recorded_at = "2026-11-25T10:00:00Z"};
-  };
   const Problem p600 = Problem::packed(600, 600, 600), p700 = Problem::packed(700, 700, 700);
-  cache.store(cache_key(device, packed, p600), result(valid, 100));
-  cache.store(cache_key(device, packed, p600), result(invalid, 500));                // not valid today
-  cache.store(cache_key(device, packed, p600), result(other, 400, Status::failed));  // not ok
-  cache.store(cache_key(device, packed, p700), result(other, 150));                  // same class, faster
+  cache.store(cache_key(device, packed, p600), cached(valid, 100));
+  cache.store(cache_key(device, packed, p600), cached(invalid, 500));                // not valid today
+  cache.store(cache_key(device, packed, p600), cached(other, 400, Status::failed));  // not ok
+  cache.store(cache_key(device, packed, p700), cached(other, 150));                  // same class, faster
   CacheKey foreign = cache_key(device, packed, Problem::packed(2000, 2000, 2000));
   foreign.device = "cpu:another machine";
-  cache.store(foreign, result(valid, 900));
+  cache.store(foreign, cached(valid, 900));
   CacheKey stale = cache_key(device, packed, Problem::packed(100, 100, 100));
   stale.kernel_hash = "an older source";
-  cache.store(stale, result(valid, 900));
+  cache.store(stale, cached(valid, 900));
   Problem transposed = Problem::packed(40, 40, 40);
   transposed.trans_b = true;
-  cache.store(cache_key(device, naive, transposed), result({}, 3));
+  cache.store(cache_key(device, naive, transposed), cached({}, 3));
 
   const BlasTable t = blas_table_from_cache(cache, device, {&packed, &naive}, {1});
   EXPECT_EQ(t.device, fingerprint(device));
@@ -231,15 +234,11 @@ TEST(BlasTableFromCache, KeepsPerLibraryThreadCountTheFastestOnAtMostThatManyThr
   one["threads"] = 1;
   three["threads"] = 3;
   four["threads"] = 4;
-  auto result = [](const Config& c, double gflops) {
-    return ConfigResult{.config = c, .status = Status::ok, .time_s = 1 / gflops, .gflops = gflops, .max_rel_error = 0,
-                        .reason = "", .reference_name = "", .reference_gflops = 0, .recorded_at = "2026-11-26T10:00:00Z"};
-  };
   const Problem p = Problem::packed(600, 600, 600);
   const CacheKey key = cache_key(device, packed, p);
-  cache.store(key, result(one, 100));
-  cache.store(key, result(three, 250));
-  cache.store(key, result(four, 300));
+  cache.store(key, cached(one, 100));
+  cache.store(key, cached(three, 250));
+  cache.store(key, cached(four, 300));
   // the space limits threads to the cores: judge only what this machine's space accepts
   const SearchSpace space = packed.space(device, Precision::fp32);
   const BlasTable t = blas_table_from_cache(cache, device, {&packed}, {1, 2, 3, 4});
@@ -255,6 +254,29 @@ TEST(BlasTableFromCache, KeepsPerLibraryThreadCountTheFastestOnAtMostThatManyThr
   }
   EXPECT_EQ(blas_table_thread_counts(1), (std::vector<int>{1}));
   EXPECT_EQ(blas_table_thread_counts(8), (std::vector<int>{1, 8}));
+}
+
+// Where a problem's finalists were timed again together, only they compete: a single earlier
+// timing that came out faster (the machine was quicker then) does not outrank them.
+TEST(BlasTableFromCache, PrefersTheFinalistsTimedTogether) {
+  Scratch scratch;
+  ResultsCache cache(scratch.file("c.sqlite"));
+  const DeviceInfo device = cpu::detect();
+  const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+  Config lucky = packed.default_config(device, Precision::fp32), first = lucky, second = lucky;
+  lucky["threads"] = first["threads"] = second["threads"] = 1;
+  lucky["KC"] = 128;
+  first["KC"] = 256;
+  second["KC"] = 512;
+  const Problem p = Problem::packed(600, 600, 600);
+  const CacheKey key = cache_key(device, packed, p);
+  cache.store(key, cached(lucky, 500));
+  cache.store(key, cached(first, 300, Status::ok, blas_finalist_reason));
+  cache.store(key, cached(second, 200, Status::ok, blas_finalist_reason));
+  const BlasTable t = blas_table_from_cache(cache, device, {&packed}, {1});
+  ASSERT_NE(t.find(p, 1), nullptr);
+  EXPECT_EQ(t.find(p, 1)->config, first);
+  EXPECT_NE(t.find(p, 1)->source.find("finalists timed together"), std::string::npos) << t.find(p, 1)->source;
 }
 
 }  // namespace

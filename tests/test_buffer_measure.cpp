@@ -277,6 +277,29 @@ TEST(MeasureInterleaved, RespectsMaxRepetitionsOnBothSides) {
   EXPECT_EQ(a.samples_s.size(), 30u);
 }
 
+// Three sides take their blocks in turn, as two do; each measurement is its own side's.
+TEST(MeasureRoundRobin, TakesTheBlocksOfEverySideInTurn) {
+  Interleaving fake;
+  fake.first_of_block = 1.0;  // longer than block_seconds: one sampled run per block
+  fake.steady = 1.0;
+  const MeasureOptions o{.warmup = 1, .min_repetitions = 3, .max_repetitions = 1000, .max_seconds = 1e-3,
+                         .block_seconds = 0.1, .settle_seconds = 0.5};
+  const std::vector<Measurement> m = measure_round_robin({fake.side('a'), fake.side('b'), fake.side('c')}, o);
+  ASSERT_EQ(m.size(), 3u);
+  for (const Measurement& side : m) EXPECT_EQ(side.repetitions, 3);
+  EXPECT_EQ(fake.sequence, "abc" "aabbcc" "aabbcc" "aabbcc") << "one warm-up each, then a settle run and a sample per block";
+  EXPECT_TRUE(measure_round_robin({}, o).empty());
+
+  // Each side's own durations: a side twice as slow measures twice as long.
+  auto fast = [] { return 1e-3; };
+  auto slow = [] { return 2e-3; };
+  const MeasureOptions quick{.warmup = 0, .min_repetitions = 3, .max_repetitions = 5, .max_seconds = 1e9,
+                             .block_seconds = 2e-3, .settle_seconds = 0};
+  const std::vector<Measurement> two = measure_round_robin({slow, fast}, quick);
+  EXPECT_DOUBLE_EQ(two[0].median_s, 2e-3);
+  EXPECT_DOUBLE_EQ(two[1].median_s, 1e-3);
+}
+
 TEST(WallSeconds, CallsTheFunctionOnceAndReturnsANonNegativeDuration) {
   int calls = 0;
   const double t = wall_seconds([&] { ++calls; });

@@ -205,6 +205,23 @@ TEST(Evaluator, AbortsAfterOneTimedRunAboveTheThreshold) {
   EXPECT_GT(kept.kernel->measurement.repetitions, 1);
 }
 
+// Several configurations timed together: one timing each, in the order given.
+TEST(Evaluator, TimesSeveralConfigurationsTogetherInTheOrderGiven) {
+  const Kernel& naive = registry().kernel("cpu", "01_naive");
+  const Kernel& loops = registry().kernel("cpu", "02_loop_order");
+  Evaluator evaluator(cpu_device(), Problem::packed(40, 40, 40), &openblas(), 1);
+  MeasureOptions brief{.warmup = 1, .min_repetitions = 3, .max_repetitions = 20, .max_seconds = 0.02,
+                       .block_seconds = 0.002, .settle_seconds = 0.001};
+  const std::vector<Timing> t = evaluator.time_together({{&naive, {}}, {&loops, {}}, {&naive, {}}}, brief);
+  ASSERT_EQ(t.size(), 3u);
+  for (const Timing& one : t) {
+    EXPECT_GT(one.gflops, 0);
+    EXPECT_GE(one.measurement.repetitions, 3);
+  }
+  EXPECT_THROW(evaluator.time_together({{&naive, {{"nope", 1}}}}, brief), std::exception)
+      << "a configuration the kernel rejects is an error, as in run()";
+}
+
 // One record from the evaluation to the command line, and its one JSON form (the worker answers in
 // it too): times in milliseconds, every key present.
 TEST(ConfigResult, ComesFromAnEvaluationAndRoundTripsThroughItsJson) {

@@ -149,6 +149,22 @@ Timing Evaluator::time_reference(Reference& reference, const MeasureOptions& giv
   return timing(problem, measure(run_once, options), &power);
 }
 
+std::vector<Timing> Evaluator::time_together(const std::vector<std::pair<const Kernel*, Config>>& candidates,
+                                             const MeasureOptions& given) {
+  const Problem& problem = host_.problem();
+  const MeasureOptions options = for_device(device_, given);
+  std::vector<std::unique_ptr<Executable>> executables;
+  std::vector<std::function<double()>> runs;
+  for (const auto& [kernel, config] : candidates) {
+    executables.push_back(kernel->prepare(device_, problem, config));
+    Executable* executable = executables.back().get();
+    runs.push_back([this, executable] { return device_.time_once([&] { executable->run(operands_->view()); }); });
+  }
+  std::vector<Timing> timings;
+  for (Measurement& m : measure_round_robin(runs, options)) timings.push_back(timing(problem, std::move(m)));
+  return timings;
+}
+
 Evaluation evaluate(Device& device, const Kernel& kernel, const Config& config,
                     const Problem& problem, Reference* truth_fp64, Reference* timed_reference,
                     const EvaluationOptions& options) {

@@ -52,37 +52,50 @@ Measurement measure(const std::function<double()>& run_once, const MeasureOption
   return summarize(std::move(samples));
 }
 
-std::pair<Measurement, Measurement> measure_interleaved(const std::function<double()>& run_a,
-                                                        const std::function<double()>& run_b,
-                                                        const MeasureOptions& options) {
-  std::vector<double> a, b;
+std::vector<Measurement> measure_round_robin(const std::vector<std::function<double()>>& runs,
+                                             const MeasureOptions& options) {
+  std::vector<std::vector<double>> samples(runs.size());
+  if (runs.empty()) return {};
   double total = 0;
   const int min_reps = std::max(1, options.min_repetitions);
   // One block: discarded runs for settle_seconds, then enough runs to fill block_seconds.
-  auto block = [&](const std::function<double()>& run, std::vector<double>& samples) {
+  auto block = [&](const std::function<double()>& run, std::vector<double>& into) {
     double settled = 0, last = 0;
     do {
       last = run();
       settled += last;
     } while (settled < options.settle_seconds);
-    const int runs = static_cast<int>(std::clamp(options.block_seconds / std::max(last, 1e-9), 1.0, 1000.0));
-    for (int i = 0; i < runs && static_cast<int>(samples.size()) < options.max_repetitions; ++i) {
-      samples.push_back(run());
-      total += samples.back();
+    const int count = static_cast<int>(std::clamp(options.block_seconds / std::max(last, 1e-9), 1.0, 1000.0));
+    for (int i = 0; i < count && static_cast<int>(into.size()) < options.max_repetitions; ++i) {
+      into.push_back(run());
+      total += into.back();
     }
   };
-  for (int i = 0; i < options.warmup; ++i) {
-    run_a();
-    run_b();
+  auto fewest = [&] {
+    std::size_t n = samples[0].size();
+    for (const auto& s : samples) n = std::min(n, s.size());
+    return static_cast<int>(n);
+  };
+  for (int i = 0; i < options.warmup; ++i)
+    for (const auto& run : runs) run();
+  while (fewest() < options.max_repetitions) {
+    for (std::size_t r = 0; r < runs.size(); ++r) block(runs[r], samples[r]);
+    if (fewest() < min_reps) continue;
+    if (total >= static_cast<double>(runs.size()) * options.max_seconds) break;
+    if (std::all_of(samples.begin(), samples.end(),
+                    [&](const std::vector<double>& s) { return summarize(s).spread <= options.target_spread; }))
+      break;
   }
-  while (static_cast<int>(std::min(a.size(), b.size())) < options.max_repetitions) {
-    block(run_a, a);
-    block(run_b, b);
-    if (static_cast<int>(std::min(a.size(), b.size())) < min_reps) continue;
-    if (total >= 2 * options.max_seconds) break;
-    if (summarize(a).spread <= options.target_spread && summarize(b).spread <= options.target_spread) break;
-  }
-  return {summarize(std::move(a)), summarize(std::move(b))};
+  std::vector<Measurement> out;
+  for (auto& s : samples) out.push_back(summarize(std::move(s)));
+  return out;
+}
+
+std::pair<Measurement, Measurement> measure_interleaved(const std::function<double()>& run_a,
+                                                        const std::function<double()>& run_b,
+                                                        const MeasureOptions& options) {
+  std::vector<Measurement> both = measure_round_robin({run_a, run_b}, options);
+  return {std::move(both[0]), std::move(both[1])};
 }
 
 }  // namespace gemmlab

@@ -124,6 +124,8 @@ def main():
         few = [e for e in json.loads(done.stdout)["contents"]["entries"] if e["m_bucket"] == 2]
         if {e["kernel"] for e in few} != {"06_small_m"} or 1 not in {e["library_threads"] for e in few}:
             fail(f"blas-table --tune did not tune 5x300x256 with 06_small_m for one thread and all cores: {few}")
+        if any("finalists timed together" not in e["source"] for e in few):
+            fail(f"the entries were not chosen among finalists timed together: {few}")
         calls, _ = product(library, table, (5, 300, 256))
         for call in calls:
             if "tuned " not in call or "06_small_m" not in call:

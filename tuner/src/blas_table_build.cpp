@@ -45,18 +45,25 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
     p.trans_b = transposes[1] == 'T';
     const SearchSpace space = (*kernel)->space(device, p.precision);
     const ShapeClass c = shape_class(p);
-    for (const ConfigResult& r : cache.load(g.key)) {
-      if (r.status != Status::ok || !space.is_valid(r.config)) continue;
+    auto threads_of = [](const ConfigResult& r) {
       const auto threads = r.config.find("threads");
-      const ParamValue used = threads == r.config.end() ? 1 : threads->second;  // 01_naive: one
-      for (int t : library_threads) {
-        if (used > t) continue;
+      return threads == r.config.end() ? ParamValue{1} : threads->second;  // 01_naive: one
+    };
+    std::vector<ConfigResult> results = cache.load(g.key);
+    std::erase_if(results, [&](const ConfigResult& r) { return r.status != Status::ok || !space.is_valid(r.config); });
+    for (int t : library_threads) {
+      const bool has_finalists = std::any_of(results.begin(), results.end(), [&](const ConfigResult& r) {
+        return r.reason == blas_finalist_reason && threads_of(r) <= t;
+      });
+      for (const ConfigResult& r : results) {
+        if (threads_of(r) > t || (has_finalists && r.reason != blas_finalist_reason)) continue;
         auto [it, fresh] = best_gflops.try_emplace({c, t}, r.gflops);
         if (!fresh && r.gflops <= it->second) continue;
         it->second = r.gflops;
         char source[160];
-        std::snprintf(source, sizeof source, "tuned %s for %s %s (%.1f GFLOP/s)", r.recorded_at.c_str(),
-                      p.shape().c_str(), transposes.c_str(), r.gflops);
+        std::snprintf(source, sizeof source, "tuned %s for %s %s (%.1f GFLOP/s%s)", r.recorded_at.c_str(),
+                      p.shape().c_str(), transposes.c_str(), r.gflops,
+                      r.reason == blas_finalist_reason ? ", finalists timed together" : "");
         table.put({.shape = c, .library_threads = t, .kernel = std::string((*kernel)->name()), .config = r.config,
                    .source = source});
       }
@@ -91,6 +98,7 @@ std::size_t tune_missing_classes(Device& device,
       const BlasTableEntry* entry = table.find(p, t);
       if ((entry != nullptr && entry->library_threads == t) || std::find(done.begin(), done.end(), c) != done.end())
         continue;
+      std::vector<std::pair<const Kernel*, ConfigResult>> finalists;
       for (const Kernel* kernel : kernels_for(p)) {
         if (progress) progress(p, *kernel, t);
         SearchSpace space = kernel->space(device.info(), p.precision);
@@ -104,7 +112,28 @@ std::size_t tune_missing_classes(Device& device,
             threads->second = std::min<ParamValue>(threads->second, t);
           o.start_with = {start};
         }
-        tune(space, p, runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
+        const TuneResult result =
+            tune(space, p, runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
+        for (const ConfigResult& r : result.top(blas_finalists_per_kernel)) finalists.push_back({kernel, r});
+      }
+      // A lone finalist (every other configuration failed or was aborted) keeps its timing.
+      std::vector<Timing> timings;
+      if (finalists.size() > 1) {
+        std::vector<std::pair<const Kernel*, Config>> candidates;
+        for (const auto& [kernel, r] : finalists) candidates.push_back({kernel, r.config});
+        Evaluator evaluator(device, p, truth_fp64, options.seed);
+        timings = evaluator.time_together(candidates, options.measure);
+      }
+      for (std::size_t i = 0; i < finalists.size(); ++i) {
+        ConfigResult r = finalists[i].second;
+        if (!timings.empty()) {
+          r.time_s = timings[i].measurement.median_s;
+          r.gflops = timings[i].gflops;
+          r.ratio_to_reference = r.reference_gflops > 0 ? r.gflops / r.reference_gflops : 0;
+        }
+        r.reason = blas_finalist_reason;
+        r.recorded_at = utc_timestamp();
+        cache.store(cache_key(device.info(), *finalists[i].first, p), r);
       }
       done.push_back(c);
       ++tuned;

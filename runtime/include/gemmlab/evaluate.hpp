@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gemmlab/kernel.hpp"
 #include "gemmlab/measure.hpp"
@@ -61,6 +63,11 @@ class Evaluator {
                  const EvaluationOptions& options);
   // Times the reference alone on the same operands.
   Timing time_reference(Reference& reference, const MeasureOptions& options);
+  // Times several configurations (of one kernel or several), each prepared once, in alternating
+  // blocks on the same operands (measure_round_robin): to choose among close finalists on a
+  // machine whose speed drifts. They are not validated here: the caller has evaluated them.
+  std::vector<Timing> time_together(const std::vector<std::pair<const Kernel*, Config>>& candidates,
+                                    const MeasureOptions& options);
   // Computes the fp64 truth now rather than at the first check (once; later calls do nothing),
   // so that the first configuration's evaluation time is the configuration's alone.
   void compute_truth();

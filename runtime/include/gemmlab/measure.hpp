@@ -42,6 +42,11 @@ Measurement measure(const std::function<double()>& run_once, const MeasureOption
 std::pair<Measurement, Measurement> measure_interleaved(const std::function<double()>& run_a,
                                                         const std::function<double()>& run_b,
                                                         const MeasureOptions& options = {});
+// The same for any number of runs, in turn (a a a, b b b, c c c, a a a, ...): one measurement each,
+// in the order given. Stops when all have min_repetitions and either every spread is within
+// target or the sampled time reaches runs.size() x max_seconds.
+std::vector<Measurement> measure_round_robin(const std::vector<std::function<double()>>& runs,
+                                             const MeasureOptions& options = {});
 
 // Wall-clock seconds of one call of `f` (steady clock).
 double wall_seconds(const std::function<void()>& f);

@@ -93,12 +93,16 @@ std::vector<std::string_view> blas_tuning_kernels(const Problem& p);
 
 // ---- Building a table (gemmlab blas-table) ----------------------------------------------------
 
+inline constexpr std::size_t blas_finalists_per_kernel = 3;
+inline constexpr const char* blas_finalist_reason = "finalist, timed again in alternation with the others";
+
 // The library thread counts a table is made for by default: one and all of `cores`.
 std::vector<int> blas_table_thread_counts(int cores);
 
 // From the results cache: for each of `library_threads` T and each problem tuned for one of
 // `kernels` on `device` (results of today's kernel source, configurations today's space accepts,
-// on at most T threads), its fastest `ok` result; for each class and T, the fastest of those.
+// on at most T threads), its fastest `ok` result — among its finalists alone where it has
+// results marked blas_finalist_reason on at most T threads; for each class and T, the fastest.
 // The kernels must read transposed operands (the library's).
 BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& device,
                                 const std::vector<const Kernel*>& kernels, const std::vector<int>& library_threads);
@@ -106,7 +110,10 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
 // For each of `library_threads` T, tunes each of `kernels_for(problem)` in this process, on at
 // most T threads, on each of `problems` whose class `table` has no entry for T yet, storing every
 // result in `cache` (as `gemmlab tune` does); `progress` is told each problem, kernel and T
-// before they are tuned. Returns how many (problem, T) it tuned.
+// before they are tuned. Then the finalists (the blas_finalists_per_kernel fastest of each
+// kernel) are timed again together, in alternating blocks, and stored with those timings and
+// blas_finalist_reason: one timing each, taken minutes apart on a machine whose speed drifts,
+// does not rank close configurations reliably. Returns how many (problem, T) it tuned.
 std::size_t tune_missing_classes(Device& device,
                                  const std::function<std::vector<const Kernel*>(const Problem&)>& kernels_for,
                                  Reference* truth_fp64, Reference* reference,

@@ -22,7 +22,7 @@ struct ConfigResult {
   double time_s = 0;         // median (ok) or the single timed run (aborted); 0 otherwise
   double gflops = 0;
   double max_rel_error = 0;  // the validation's (infinite when unbounded; 0 when failed)
-  std::string reason = {};   // why invalid, failed or aborted
+  std::string reason = {};   // why invalid, failed or aborted (ok: a note, e.g. blas_finalist_reason)
   std::optional<double> watts = {};  // median power draw while timed, where the device reports it (not cached)
   // To the reference of the run that reports it (tune(): timed beside the best at the end).
   double ratio_to_reference = 0;
