@@ -13,6 +13,7 @@ packages=(
   python3-matplotlib python3-numpy chromium
   libblas-test libdnnl-dev libxsmm-dev
   libtrilinos-kokkos-dev libtrilinos-kokkos-kernels-dev
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -112,6 +112,17 @@ TEST(Replay, FractionsAreBetweenZeroAndOneAndGrowWithTheBudget) {
   }
 }
 
+TEST(Replay, InParallelOneSlotIsTheSequentialReplayAndMoreStillFindTheOptimum) {
+  const RecordedSpace space(load_record(fixture));
+  for (const auto& name : strategy_names()) {
+    const ReplaySummary one = replay(space, name, {.budget = 4, .runs = 10, .seed = 3});
+    const ReplaySummary one_slot = replay(space, name, {.budget = 4, .runs = 10, .seed = 3, .parallel = 1});
+    EXPECT_EQ(one.mean_fraction, one_slot.mean_fraction) << name;
+    const ReplaySummary wide = replay(space, name, {.budget = 6, .runs = 10, .seed = 3, .parallel = 4});
+    EXPECT_DOUBLE_EQ(wide.mean_fraction.at(6), 1.0) << name << ": the whole space holds the optimum";
+  }
+}
+
 TEST(Replay, IsReproducibleForASeed) {
   const RecordedSpace space(load_record(fixture));
   const ReplaySummary a = replay(space, "random", {.budget = 3, .runs = 10, .seed = 9});

@@ -126,6 +126,52 @@ TEST(SearchContext, IsDoneWhenEveryCandidateWasEvaluated) {
   EXPECT_TRUE(ctx.done());
 }
 
+TEST(SearchContext, AStandInIsTheWorstSuccessfulTimeSoFarUntilItsResultArrives) {
+  const SearchDomain d(bowl_space());
+  std::vector<std::size_t> in_flight;
+  AsyncObjective objective{.slots = 3,
+                           .submit = [&](std::size_t c) { in_flight.push_back(c); },
+                           .collect = [&] {
+                             const std::size_t c = in_flight.front();
+                             in_flight.erase(in_flight.begin());
+                             Observation o = bowl_objective(d)(c);
+                             o.candidate = c;
+                             return o;
+                           }};
+  SearchContext ctx(d, objective, {.evaluations = 10}, 1);
+  const std::size_t a = *d.find(Config{{"A", 5}, {"B", 2}, {"C", 6}});  // time 1
+  const std::size_t b = *d.find(Config{{"A", 0}, {"B", 0}, {"C", 0}});  // time 1 + 25 + 8 + 18 = 52
+  const std::size_t c = *d.find(Config{{"A", 7}, {"B", 0}, {"C", 0}});  // fails
+  const std::size_t e = *d.find(Config{{"A", 4}, {"B", 2}, {"C", 6}});  // time 2
+  auto first = ctx.evaluate(a);
+  ASSERT_TRUE(first);
+  EXPECT_TRUE(first->pending);
+  EXPECT_EQ(first->status, Status::failed) << "nothing has succeeded yet: the stand-in is a failure";
+  EXPECT_EQ(ctx.best(), nullptr);
+  ctx.evaluate(b);
+  EXPECT_EQ(ctx.in_flight(), 2u);
+  ctx.evaluate(c);  // the third slot: a is collected
+  EXPECT_EQ(ctx.in_flight(), 2u);
+  ASSERT_NE(ctx.best(), nullptr);
+  EXPECT_EQ(ctx.best()->candidate, a);
+  EXPECT_EQ(ctx.history()[0].time_s, 1.0);
+  auto stand_in = ctx.evaluate(e);  // submitted while b is in flight: a's time is the worst known
+  ASSERT_TRUE(stand_in);
+  EXPECT_EQ(stand_in->status, Status::ok);
+  EXPECT_EQ(stand_in->time_s, 1.0);
+  EXPECT_TRUE(ctx.evaluate(e)->pending) << "asked again while in flight: its stand-in";
+  const std::size_t f = *d.find(Config{{"A", 1}, {"B", 1}, {"C", 1}});
+  auto after_b = ctx.evaluate(f);  // b (52 s) arrived when e took the last slot
+  EXPECT_EQ(after_b->time_s, 52.0);
+  ctx.finish();
+  EXPECT_EQ(ctx.in_flight(), 0u);
+  EXPECT_EQ(ctx.history()[1].time_s, 52.0);
+  EXPECT_EQ(ctx.history()[2].status, Status::failed);
+  EXPECT_EQ(ctx.history()[3].time_s, 2.0);
+  EXPECT_FALSE(ctx.history()[4].pending);
+  EXPECT_EQ(ctx.best()->candidate, a);
+}
+
 TEST(Strategies, UnknownNameIsAnErrorListingTheStrategies) {
   EXPECT_THROW_CONTAINING(make_strategy("magic"), ConfigError, {"magic", "random", "genetic"});
   EXPECT_NO_THROW(make_strategy(default_strategy_name()));
@@ -206,6 +252,80 @@ TEST_P(EveryStrategy, FindsTheKnownOptimumInMostSeededRuns) {
   const int required = GetParam() == "random" ? 3 : runs * 3 / 4;
   EXPECT_GE(found, required) << GetParam() << " found the optimum in " << found << " of " << runs
                              << " runs with " << budget << " of " << d.size() << " evaluations";
+}
+
+// The bowl's objective, evaluated asynchronously: submitted candidates finish in the order given
+// by `finish_order` ("fifo": first in, first out; "lifo": the newest first), as on ranks that
+// take different times.
+struct AsyncBowl {
+  AsyncBowl(const SearchDomain& d, std::size_t slot_count, std::string order = "fifo")
+      : domain(d), finish_order(std::move(order)), slots(slot_count) {}
+  const SearchDomain& domain;
+  std::string finish_order;
+  std::size_t slots;
+  std::vector<std::size_t> in_flight;
+  std::size_t most_in_flight = 0, collected = 0;
+  AsyncObjective objective() {
+    return {.slots = slots,
+            .submit = [this](std::size_t c) {
+              in_flight.push_back(c);
+              most_in_flight = std::max(most_in_flight, in_flight.size());
+            },
+            .collect = [this] {
+              const auto at = finish_order == "fifo" ? in_flight.begin() : in_flight.end() - 1;
+              const std::size_t c = *at;
+              in_flight.erase(at);
+              ++collected;
+              Observation o = bowl_objective(domain)(c);
+              o.candidate = c;
+              return o;
+            }};
+  }
+};
+
+std::vector<std::size_t> order_of(const SearchContext& ctx) {
+  std::vector<std::size_t> order;
+  for (const auto& o : ctx.history()) order.push_back(o.candidate);
+  return order;
+}
+
+TEST_P(EveryStrategy, OneSlotAsynchronouslyIsTheSameSearchAsThePlainObjective) {
+  const SearchDomain d(bowl_space());
+  SearchContext plain(d, bowl_objective(d), {.evaluations = 40}, 7);
+  make_strategy(GetParam())->search(plain);
+  AsyncBowl bowl(d, 1);
+  SearchContext one_slot(d, bowl.objective(), {.evaluations = 40}, 7);
+  make_strategy(GetParam())->search(one_slot);
+  EXPECT_EQ(one_slot.in_flight(), 0u) << "one slot waits for every result";
+  EXPECT_EQ(order_of(one_slot), order_of(plain));
+  ASSERT_NE(plain.best(), nullptr);
+  EXPECT_EQ(one_slot.best()->candidate, plain.best()->candidate);
+}
+
+TEST_P(EveryStrategy, SeveralSlotsKeepThemBusyAndEveryResultReplacesItsStandIn) {
+  const SearchDomain d(bowl_space());
+  for (const std::string order : {"fifo", "lifo"}) {
+    AsyncBowl bowl(d, 4, order);
+    SearchContext ctx(d, bowl.objective(), {.evaluations = 50}, 5);
+    make_strategy(GetParam())->search(ctx);
+    ctx.finish();
+    EXPECT_EQ(ctx.in_flight(), 0u);
+    EXPECT_EQ(ctx.evaluations(), 50u) << GetParam() << " " << order;
+    EXPECT_EQ(bowl.collected, 50u) << "every submitted candidate evaluated once";
+    EXPECT_EQ(bowl.most_in_flight, 4u) << GetParam() << ": the slots were not all used";
+    std::set<std::size_t> seen;
+    const Objective truth = bowl_objective(d);
+    const Observation* best = nullptr;
+    for (const auto& o : ctx.history()) {
+      EXPECT_TRUE(seen.insert(o.candidate).second) << "evaluated twice";
+      EXPECT_FALSE(o.pending);
+      EXPECT_EQ(o.status, truth(o.candidate).status);
+      EXPECT_EQ(o.time_s, truth(o.candidate).time_s) << "a stand-in was left in the history";
+      if (o.status == Status::ok && (best == nullptr || o.time_s < best->time_s)) best = &o;
+    }
+    ASSERT_NE(ctx.best(), nullptr);
+    EXPECT_EQ(ctx.best()->time_s, best->time_s) << "the best is the best real result";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Tuner, EveryStrategy, ::testing::ValuesIn(strategy_names()),

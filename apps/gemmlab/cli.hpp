@@ -40,6 +40,9 @@ void add_sweep_command(CLI::App& app, Outcome& outcome);
 void add_report_command(CLI::App& app, Outcome& outcome);
 void add_blas_table_command(CLI::App& app, Outcome& outcome);
 
+// The command that starts this program as a sandboxed evaluation worker: {its own path, "worker"}.
+std::vector<std::string> worker_command();
+
 // The kernels named by --backend / --kernel ("" = all); unknown names are UsageErrors.
 std::vector<const Kernel*> select_kernels(const std::string& backend, const std::string& kernel);
 

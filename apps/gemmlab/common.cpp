@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <fstream>
 #include <iostream>
 
@@ -7,6 +9,14 @@
 #include "gemmlab/setup.hpp"
 
 namespace gemmlab::cli {
+
+std::vector<std::string> worker_command() {
+  std::string path(4096, '\0');
+  const ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size() - 1);
+  if (n <= 0) throw std::runtime_error("cannot find this program's path (/proc/self/exe) to start the evaluation worker");
+  path.resize(static_cast<std::size_t>(n));
+  return {path, "worker"};
+}
 
 std::vector<const Kernel*> select_kernels(const std::string& backend, const std::string& kernel) {
   if (!kernel.empty()) {

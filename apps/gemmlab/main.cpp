@@ -4,10 +4,25 @@
 #include <fmt/core.h>
 
 #include "cli.hpp"
+#include "gemmlab/ranks.hpp"
+#include "gemmlab/setup.hpp"
 #include "gemmlab/space.hpp"
 
 int main(int argc, char** argv) {
   using namespace gemmlab;
+  // Under mpirun or srun: rank 0 runs the command, the other ranks evaluate for it.
+  const ranks::Session mpi(argc, argv);
+  if (ranks::world().size > 1) {
+    ranks::pin_to_share();
+    if (ranks::world().rank > 0) {
+      try {
+        return ranks::serve_rank(registry(), cli::worker_command());
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "gemmlab: rank {}: {}\n", ranks::world().rank, e.what());
+        return 1;
+      }
+    }
+  }
   CLI::App app{"gemmlab: hand-written GEMM kernels, checked against and timed next to vendor BLAS"};
   app.require_subcommand(1);
   cli::Outcome outcome;

@@ -41,7 +41,7 @@ constexpr ParameterMapping clblast_to_03[] = {
 void add_replay_command(CLI::App& app, Outcome&) {
   struct Options {
     std::string record, strategy;
-    std::size_t budget = 200;
+    std::size_t budget = 200, parallel = 1;
     int runs = 100;
     std::uint64_t seed = 1;
     bool json = false, mapping = false;
@@ -53,6 +53,10 @@ void add_replay_command(CLI::App& app, Outcome&) {
   cmd->add_option("--budget", o->budget, "Evaluations per run")->capture_default_str();
   cmd->add_option("--runs", o->runs, "Seeded runs per strategy")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the first run (run r uses seed + r)")->capture_default_str();
+  cmd->add_option("--parallel", o->parallel,
+                  "Evaluations in flight at once, as on that many MPI ranks: what batching costs a strategy "
+                  "(each finishes in the order submitted)")
+      ->capture_default_str();
   cmd->add_flag("--mapping", o->mapping,
                 "Instead of replaying: how the record's parameters (CLBlast's Xgemm) map to opencl/03_register_tiled's, "
                 "and the record's best configuration in 03's terms");
@@ -60,6 +64,7 @@ void add_replay_command(CLI::App& app, Outcome&) {
   cmd->callback([o] {
     if (o->budget == 0) throw UsageError("--budget must be at least 1");
     if (o->runs <= 0) throw UsageError("--runs must be at least 1");
+    if (o->parallel == 0) throw UsageError("--parallel must be at least 1");
     const std::vector<std::string> strategies =
         o->strategy.empty() ? strategy_names() : std::vector<std::string>{o->strategy};
     for (const auto& s : strategies) make_strategy(s);  // unknown names fail before any work
@@ -105,11 +110,13 @@ void add_replay_command(CLI::App& app, Outcome&) {
     }
     nlohmann::json list = nlohmann::json::array();
     if (!o->json)
-      fmt::print("{} ({}, {} recorded configurations; optimum {:.4g} ms), budget {}, {} runs per strategy\n",
-                 o->record, record.device_name, space.domain().size(), space.optimum_s() * 1e3, o->budget, o->runs);
+      fmt::print("{} ({}, {} recorded configurations; optimum {:.4g} ms), budget {}, {} runs per strategy{}\n",
+                 o->record, record.device_name, space.domain().size(), space.optimum_s() * 1e3, o->budget, o->runs,
+                 o->parallel > 1 ? fmt::format(", {} evaluations in flight", o->parallel) : "");
     bool header = false;
     for (const auto& name : strategies) {
-      const ReplaySummary s = replay(space, name, {.budget = o->budget, .runs = o->runs, .seed = o->seed});
+      const ReplaySummary s =
+          replay(space, name, {.budget = o->budget, .runs = o->runs, .seed = o->seed, .parallel = o->parallel});
       nlohmann::json fractions = nlohmann::json::object(), spreads = nlohmann::json::object();
       for (const auto& [b, v] : s.mean_fraction) fractions[std::to_string(b)] = v;
       for (const auto& [b, v] : s.spread_fraction) spreads[std::to_string(b)] = v;
@@ -132,7 +139,7 @@ void add_replay_command(CLI::App& app, Outcome&) {
     }
     if (o->json)
       print_json({{"record", o->record}, {"device", record.device_name}, {"budget", o->budget},
-                  {"runs", o->runs}, {"seed", o->seed}, {"strategies", list}});
+                  {"runs", o->runs}, {"seed", o->seed}, {"parallel", o->parallel}, {"strategies", list}});
   });
 }
 

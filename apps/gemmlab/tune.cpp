@@ -9,22 +9,12 @@
 
 #include "cli.hpp"
 #include "gemmlab/json.hpp"
+#include "gemmlab/ranks.hpp"
 #include "gemmlab/setup.hpp"
 #include "gemmlab/tune.hpp"
 #include "gemmlab/worker.hpp"
 
 namespace gemmlab::cli {
-
-namespace {
-// This program's own path, to start it again as the evaluation worker.
-std::string own_executable() {
-  std::string path(4096, '\0');
-  const ssize_t n = ::readlink("/proc/self/exe", path.data(), path.size() - 1);
-  if (n <= 0) throw std::runtime_error("cannot find this program's path (/proc/self/exe) to start the evaluation worker");
-  path.resize(static_cast<std::size_t>(n));
-  return path;
-}
-}  // namespace
 
 void add_worker_command(CLI::App& app, Outcome& outcome) {
   // Started by `gemmlab tune`, not by people: no group, so --help does not list it.
@@ -90,6 +80,8 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     if (o->early_abort < 0) throw UsageError("--early-abort must be 0 (off) or a factor > 0");
     if (o->timeout_factor <= 0 || o->timeout_floor <= 0) throw UsageError("--timeout-factor and --timeout-floor must be > 0");
     check_cache_options(o->cache);
+    if (o->in_process && ranks::world().size > 1)
+      throw UsageError("--in-process evaluates in this one process: leave it out when running on MPI ranks");
     // Opened in this process also when a worker evaluates: an unknown reference fails here, with
     // the list, and the device says how much memory the worker may have.
     EvaluationSetup setup = open_evaluation(backend, o->setup);
@@ -138,7 +130,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
       WorkerSetup worker{.backend = o->problem.backend, .device = o->setup.device, .kernel = o->problem.kernel, .problem = p,
                          .seed = options.seed, .reference = setup.reference_name, .reference_threads = setup.threads,
                          .measure = options.measure, .flush_cache = o->setup.flush_cache, .memory_limit_bytes = memory_limit};
-      runner = std::make_unique<WorkerRunner>(std::vector<std::string>{own_executable(), "worker"}, worker);
+      runner = ranks::make_rank_runner(std::make_unique<WorkerRunner>(worker_command(), worker), worker, fingerprint(info));
     }
 
     const bool terminal = !o->json && isatty(STDOUT_FILENO);
@@ -175,6 +167,9 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
                          {"evaluations", r.history.size()}, {"space_size", r.space_size},
                          {"reused_from_cache", r.reused_from_cache}, {"cache", results ? results->path() : ""}, {"failed", r.failed}, {"invalid", r.invalid}, {"aborted", r.aborted},
                          {"worker_restarts", r.worker_restarts}, {"seconds", r.seconds},
+                         {"ranks", ranks::world().size},
+                         {"rank0", {{"proposal_seconds", r.proposal_seconds()}, {"commit_seconds", r.commit_seconds},
+                                    {"wait_seconds", r.wait_seconds}}},
                          {"evaluations_per_second", r.evaluations_per_second()},
                          {"compile_threads", options.compile_threads},
                          {"strategy", o->strategy}, {"seed", o->seed}, {"history", r.history}});
@@ -190,8 +185,9 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     fmt::print("failed: {}, invalid: {}, aborted early: {}", r.failed, r.invalid, r.aborted);
     if (results) fmt::print("; {} of {} reused from the cache {}", r.reused_from_cache, r.history.size(), results->path());
     if (r.worker_restarts > 0) fmt::print(" (the evaluation worker was restarted {} times)", r.worker_restarts);
-    fmt::print("\n{:.2f} evaluations per second ({:.2f} s{})\n", r.evaluations_per_second(), r.seconds,
-               options.compile_threads > 0 ? fmt::format(", {} compile threads ahead", options.compile_threads) : "");
+    fmt::print("\n{:.2f} evaluations per second ({:.2f} s{}{})\n", r.evaluations_per_second(), r.seconds,
+               options.compile_threads > 0 ? fmt::format(", {} compile threads ahead", options.compile_threads) : "",
+               ranks::world().size > 1 ? fmt::format(", {} MPI ranks", ranks::world().size) : "");
   });
 }
 

@@ -1,6 +1,8 @@
 #include "gemmlab/replay.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <deque>
 
 namespace gemmlab {
 
@@ -40,9 +42,21 @@ ReplaySummary replay(const RecordedSpace& space, const std::string& strategy, co
   std::map<std::size_t, std::vector<double>> fractions;
   double evals_sum = 0;
   for (int run = 0; run < options.runs; ++run) {
-    SearchContext ctx(space.domain(), space.objective(), {.evaluations = options.budget},
+    std::deque<std::size_t> in_flight;  // finishing first in, first out
+    const Objective lookup = space.objective();
+    const AsyncObjective objective{.slots = std::max<std::size_t>(1, options.parallel),
+                                   .submit = [&](std::size_t candidate) { in_flight.push_back(candidate); },
+                                   .collect = [&] {
+                                     const std::size_t candidate = in_flight.front();
+                                     in_flight.pop_front();
+                                     Observation o = lookup(candidate);
+                                     o.candidate = candidate;
+                                     return o;
+                                   }};
+    SearchContext ctx(space.domain(), objective, {.evaluations = options.budget},
                       options.seed + static_cast<std::uint64_t>(run));
     make_strategy(strategy)->search(ctx);
+    ctx.finish();
     // Best time after each evaluation.
     double best = INFINITY;
     std::vector<double> best_after;

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 #include "gemmlab/problem.hpp"
@@ -134,8 +135,22 @@ Status parse_status(std::string_view text) {
 }
 
 SearchContext::SearchContext(const SearchDomain& domain, Objective objective, Budget budget, std::uint64_t seed)
-    : domain_(domain), objective_(std::move(objective)), budget_(budget), rng_(seed),
-      start_(std::chrono::steady_clock::now()), seen_(domain.size(), unseen) {}
+    : SearchContext(domain, AsyncObjective{}, budget, seed) {
+  // One slot: each candidate is evaluated at its collect, right after its submit.
+  auto submitted = std::make_shared<std::size_t>(0);
+  async_.submit = [submitted](std::size_t candidate) { *submitted = candidate; };
+  async_.collect = [submitted, objective = std::move(objective)] {
+    Observation o = objective(*submitted);
+    o.candidate = *submitted;
+    return o;
+  };
+}
+
+SearchContext::SearchContext(const SearchDomain& domain, AsyncObjective objective, Budget budget, std::uint64_t seed)
+    : domain_(domain), budget_(budget), rng_(seed), async_(std::move(objective)),
+      start_(std::chrono::steady_clock::now()), seen_(domain.size(), unseen) {
+  if (async_.slots == 0) throw std::invalid_argument("an asynchronous objective needs at least one slot");
+}
 
 std::size_t SearchContext::remaining() const {
   const std::size_t by_budget = budget_.evaluations > history_.size() ? budget_.evaluations - history_.size() : 0;
@@ -153,13 +168,44 @@ bool SearchContext::done() const {
 std::optional<Observation> SearchContext::evaluate(std::size_t candidate) {
   if (seen_[candidate] != unseen) return history_[seen_[candidate]];
   if (done()) return std::nullopt;
-  Observation o = objective_(candidate);
-  o.candidate = candidate;
-  if (o.status == Status::invalid || o.status == Status::failed) o.time_s = std::numeric_limits<double>::infinity();
   seen_[candidate] = history_.size();
-  history_.push_back(o);
-  if (o.status == Status::ok && (best_ == unseen || o.time_s < history_[best_].time_s)) best_ = history_.size() - 1;
+  history_.push_back(stand_in(candidate));
+  ++in_flight_;
+  async_.submit(candidate);
+  while (in_flight_ >= async_.slots) absorb(async_.collect());
+  return history_[seen_[candidate]];
+}
+
+void SearchContext::finish() {
+  while (in_flight_ > 0) absorb(async_.collect());
+}
+
+Observation SearchContext::stand_in(std::size_t candidate) const {
+  Observation o;
+  o.candidate = candidate;
+  o.pending = true;
+  if (worst_ok_s_ >= 0) {
+    o.status = Status::ok;
+    o.time_s = worst_ok_s_;
+  } else {
+    o.reason = "being evaluated";
+  }
   return o;
+}
+
+void SearchContext::absorb(Observation o) {
+  if (o.candidate >= seen_.size() || seen_[o.candidate] == unseen || !history_[seen_[o.candidate]].pending)
+    throw std::logic_error("an evaluation was collected that was not in flight");
+  if (o.status == Status::invalid || o.status == Status::failed) o.time_s = std::numeric_limits<double>::infinity();
+  o.pending = false;
+  const std::size_t at = seen_[o.candidate];
+  history_[at] = o;
+  --in_flight_;
+  if (o.status == Status::ok) {
+    worst_ok_s_ = std::max(worst_ok_s_, o.time_s);
+    if (best_ == unseen || o.time_s < history_[best_].time_s || (o.time_s == history_[best_].time_s && at < best_))
+      best_ = at;
+  }
 }
 
 std::optional<std::size_t> SearchContext::random_unevaluated() {

@@ -3,6 +3,7 @@
 // and on recorded spaces.
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
 #include "gemmlab/strategy.hpp"
 
@@ -47,11 +48,18 @@ class IteratedLocalSearch final : public Strategy {
       if (!start) return;
       auto current = ctx.evaluate(*start);
       if (!current) return;
+      if (current->pending) {  // several in flight: the descent starts from a known time
+        ctx.finish();
+        current = ctx.observation(current->candidate);
+      }
       descend(ctx, *current);
     }
   }
 
  private:
+  // With several evaluations in flight, the moves are submitted one after another while their
+  // results are pending; once a neighbourhood is submitted, the descent waits for them and takes
+  // the best move that improves (with one in flight, the first improvement ends the scan first).
   static void descend(SearchContext& ctx, Observation current) {
     bool improved = true;
     while (improved && !ctx.done()) {
@@ -65,13 +73,22 @@ class IteratedLocalSearch final : public Strategy {
           for (std::size_t j = i + 1; j < std::min(moves.size(), i + 1 + lookahead); ++j) ctx.hint(moves[j]);
           auto o = ctx.evaluate(m);
           if (!o) return;
-          if (SearchContext::cost(*o) < SearchContext::cost(current)) {
+          if (!o->pending && SearchContext::cost(*o) < SearchContext::cost(current)) {
             current = *o;
             improved = true;
             break;
           }
         }
         if (improved) break;
+        if (ctx.in_flight() > 0) {
+          ctx.finish();
+          for (std::size_t m : moves)
+            if (ctx.evaluated(m) && SearchContext::cost(ctx.observation(m)) < SearchContext::cost(current)) {
+              current = ctx.observation(m);
+              improved = true;
+            }
+          if (improved) break;
+        }
       }
     }
   }
@@ -83,13 +100,24 @@ class IteratedLocalSearch final : public Strategy {
 class SimulatedAnnealing final : public Strategy {
  public:
   std::string name() const override { return "annealing"; }
+  // With several evaluations in flight, each move is decided when its result arrives, oldest
+  // first; meanwhile the walk proposes further moves from where it stands.
   void search(SearchContext& ctx) override {
     auto start = ctx.random_unevaluated();
     if (!start) return;
     auto current = ctx.evaluate(*start);
     if (!current) return;
+    if (current->pending) {
+      ctx.finish();
+      current = ctx.observation(current->candidate);
+    }
     const double planned = static_cast<double>(std::max<std::size_t>(ctx.remaining() + ctx.evaluations(), 2));
     std::uniform_real_distribution<double> unit(0.0, 1.0);
+    struct Move {
+      std::size_t candidate;
+      bool jump;  // nothing new was left nearby
+    };
+    std::deque<Move> undecided;
     while (!ctx.done()) {
       std::vector<std::size_t> moves = ctx.domain().neighbours(current->candidate, SearchSpace::Neighbourhood::any);
       moves.erase(std::remove_if(moves.begin(), moves.end(), [&](std::size_t m) { return ctx.evaluated(m); }),
@@ -98,15 +126,20 @@ class SimulatedAnnealing final : public Strategy {
       if (!moves.empty()) next = moves[std::uniform_int_distribution<std::size_t>(0, moves.size() - 1)(ctx.rng())];
       else next = ctx.random_unevaluated();  // nothing new nearby: jump
       if (!next) return;
-      auto o = ctx.evaluate(*next);
-      if (!o) return;
-      const double progress = static_cast<double>(ctx.evaluations()) / planned;
-      const double temperature = 0.3 * std::pow(0.005 / 0.3, std::min(1.0, progress));
-      const double now = SearchContext::cost(*current), proposed = SearchContext::cost(*o);
-      if (proposed <= now || moves.empty()) {
-        if (std::isfinite(proposed) || !std::isfinite(now)) current = o;
-      } else if (std::isfinite(proposed) && unit(ctx.rng()) < std::exp(-(proposed / now - 1.0) / temperature)) {
-        current = o;
+      if (!ctx.evaluate(*next)) return;
+      undecided.push_back({*next, moves.empty()});
+      while (!undecided.empty() && !ctx.observation(undecided.front().candidate).pending) {
+        const Move move = undecided.front();
+        undecided.pop_front();
+        const Observation& o = ctx.observation(move.candidate);
+        const double progress = static_cast<double>(ctx.evaluations()) / planned;
+        const double temperature = 0.3 * std::pow(0.005 / 0.3, std::min(1.0, progress));
+        const double now = SearchContext::cost(*current), proposed = SearchContext::cost(o);
+        if (proposed <= now || move.jump) {
+          if (std::isfinite(proposed) || !std::isfinite(now)) current = o;
+        } else if (std::isfinite(proposed) && unit(ctx.rng()) < std::exp(-(proposed / now - 1.0) / temperature)) {
+          current = o;
+        }
       }
     }
   }
@@ -129,6 +162,8 @@ class Genetic final : public Strategy {
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     const double mutation = 1.0 / static_cast<double>(std::max<std::size_t>(1, d.parameters().size()));
     while (!ctx.done()) {
+      // The results that arrived since (several evaluations in flight) replace their stand-ins.
+      for (Observation& o : population) o = ctx.observation(o.candidate);
       std::vector<Observation> next;
       std::sort(population.begin(), population.end(),
                 [](const Observation& a, const Observation& b) { return SearchContext::cost(a) < SearchContext::cost(b); });

@@ -7,6 +7,8 @@
 #include <deque>
 #include <mutex>
 #include <set>
+#include <stdexcept>
+#include <tuple>
 #include <thread>
 
 #include "gemmlab/kernel.hpp"
@@ -40,6 +42,20 @@ ConfigResult InProcessRunner::run(const Config& config, double abort_above_s, do
   } catch (const std::exception& error) {  // the kernel refused to build or run this one
     return {.config = config, .status = Status::failed, .reason = error.what()};
   }
+}
+
+void ConfigurationRunner::submit(std::size_t ticket, const Config& config, double abort_above_s, double timeout_s) {
+  submitted_.push_back({ticket, config, abort_above_s, timeout_s});
+}
+
+ConfigurationRunner::Completion ConfigurationRunner::collect() {
+  if (submitted_.empty()) throw std::logic_error("collect() with no configuration submitted");
+  const Submitted next = std::move(submitted_.front());
+  submitted_.pop_front();
+  const auto start = std::chrono::steady_clock::now();
+  Completion done{.ticket = next.ticket, .result = run(next.config, next.abort_above_s, next.timeout_s)};
+  done.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return done;
 }
 
 CacheKey cache_key(const DeviceInfo& device, const Kernel& kernel, const Problem& problem) {
@@ -143,29 +159,44 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
   result.reference_gflops = runner.reference_gflops();
   double best_wall_s = 0;  // wall time the evaluation of the best configuration took
 
-  auto objective = [&](std::size_t candidate) {
+  // Candidates found in the cache wait here to be collected before anything the runner has.
+  std::deque<std::pair<std::size_t, ConfigResult>> reused;
+  auto submit = [&](std::size_t candidate) {
     const Config config = domain.config(candidate);
+    if (cache.cache != nullptr)
+      if (std::optional<ConfigResult> cached = cache.cache->find(cache.key, config); cached && reusable(*cached)) {
+        reused.emplace_back(candidate, std::move(*cached));
+        return;
+      }
     double abort_above_s = 0;
     if (options.early_abort_factor > 0 && result.best)
       abort_above_s = options.early_abort_factor * problem.flops() / (result.best->gflops * 1e9);
     const double timeout_s = std::max(options.timeout_floor_s, options.timeout_factor * best_wall_s);
+    runner.submit(candidate, config, abort_above_s, timeout_s);
+  };
+  auto collect = [&] {
+    std::size_t candidate = 0;
     ConfigResult entry;
     double wall_s = 0;
-    std::optional<ConfigResult> cached;
-    if (cache.cache != nullptr) cached = cache.cache->find(cache.key, config);
-    if (cached && reusable(*cached)) {
-      entry = std::move(*cached);
+    if (!reused.empty()) {
+      std::tie(candidate, entry) = std::move(reused.front());
+      reused.pop_front();
       ++result.reused_from_cache;
     } else {
-      const auto start = std::chrono::steady_clock::now();
-      entry = runner.run(config, abort_above_s, timeout_s);
-      wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      entry.config = config;
+      const auto waiting = std::chrono::steady_clock::now();
+      ConfigurationRunner::Completion done = runner.collect();
+      result.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting).count();
+      candidate = done.ticket;
+      entry = std::move(done.result);
+      wall_s = done.wall_s;
+      entry.config = domain.config(candidate);
       entry.reference_name = result.reference_name;
       entry.reference_gflops = result.reference_gflops;
       if (cache.cache != nullptr) {
+        const auto committing = std::chrono::steady_clock::now();
         entry.recorded_at = utc_timestamp();
         cache.cache->store(cache.key, entry);
+        result.commit_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - committing).count();
       }
     }
     if (entry.status == Status::aborted && entry.reason.empty())
@@ -181,6 +212,7 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
     result.worker_restarts = runner.restarts();
 
     Observation o;
+    o.candidate = candidate;
     o.status = entry.status;
     o.reason = entry.reason;
     if (entry.timed()) o.time_s = entry.time_s;
@@ -188,6 +220,7 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
     if (progress) progress(result, options.budget);
     return o;
   };
+  const AsyncObjective objective{.slots = runner.slots(), .submit = submit, .collect = collect};
   SearchContext ctx(domain, objective, options.budget, options.seed);
   std::optional<PrepareAhead> ahead;
   if (options.compile_threads > 0 && options.prepare_ahead) {
@@ -201,6 +234,7 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
   for (const Config& config : options.start_with)
     if (const auto candidate = domain.find(config)) ctx.evaluate(*candidate);
   strategy->search(ctx);
+  ctx.finish();
   ahead.reset();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - search_start).count();
 

@@ -39,12 +39,15 @@ constexpr bool address_sanitizer = false;
 constexpr bool address_sanitizer = false;
 #endif
 
-json setup_json(const WorkerSetup& s) {
+}  // namespace
+
+json worker_setup_json(const WorkerSetup& s) {
   const Problem& p = s.problem;
   const MeasureOptions& m = s.measure;
   return {{"backend", s.backend}, {"device", s.device}, {"kernel", s.kernel},
           {"problem", {{"m", p.m}, {"n", p.n}, {"k", p.k}, {"alpha", p.alpha}, {"beta", p.beta},
-                       {"lda", p.lda}, {"ldb", p.ldb}, {"ldc", p.ldc}, {"precision", to_string(p.precision)}}},
+                       {"lda", p.lda}, {"ldb", p.ldb}, {"ldc", p.ldc}, {"precision", to_string(p.precision)},
+                       {"trans_a", p.trans_a}, {"trans_b", p.trans_b}}},
           {"seed", s.seed}, {"reference", s.reference}, {"reference_threads", s.reference_threads},
           {"measure", {{"warmup", m.warmup}, {"min_repetitions", m.min_repetitions},
                        {"max_repetitions", m.max_repetitions}, {"max_seconds", m.max_seconds},
@@ -53,7 +56,7 @@ json setup_json(const WorkerSetup& s) {
           {"flush_cache", s.flush_cache}, {"memory_limit_bytes", s.memory_limit_bytes}};
 }
 
-WorkerSetup parse_setup(const json& j) {
+WorkerSetup worker_setup_from_json(const json& j) {
   WorkerSetup s;
   s.backend = j.at("backend").get<std::string>();
   s.device = j.at("device").get<int>();
@@ -61,7 +64,8 @@ WorkerSetup parse_setup(const json& j) {
   const json& p = j.at("problem");
   s.problem = {.m = p.at("m"), .n = p.at("n"), .k = p.at("k"), .alpha = p.at("alpha"), .beta = p.at("beta"),
                .lda = p.at("lda"), .ldb = p.at("ldb"), .ldc = p.at("ldc"),
-               .precision = parse_precision(p.at("precision").get<std::string>())};
+               .precision = parse_precision(p.at("precision").get<std::string>()),
+               .trans_a = p.value("trans_a", false), .trans_b = p.value("trans_b", false)};
   s.seed = j.at("seed").get<std::uint64_t>();
   s.reference = j.at("reference").get<std::string>();
   s.reference_threads = j.at("reference_threads").get<int>();
@@ -74,6 +78,8 @@ WorkerSetup parse_setup(const json& j) {
   s.memory_limit_bytes = j.at("memory_limit_bytes").get<std::uint64_t>();
   return s;
 }
+
+namespace {
 
 bool write_all(int fd, const std::string& text) {
   std::size_t done = 0;
@@ -145,7 +151,7 @@ int run_worker(const Registry& registry, int in_fd, int out_fd) {
   std::unique_ptr<Evaluator> evaluator;
   const Kernel* kernel = nullptr;
   try {
-    setup = parse_setup(json::parse(line).at("setup"));
+    setup = worker_setup_from_json(json::parse(line).at("setup"));
     if (setup.memory_limit_bytes > 0 && !address_sanitizer) {
       const rlimit limit{.rlim_cur = setup.memory_limit_bytes, .rlim_max = setup.memory_limit_bytes};
       if (::setrlimit(RLIMIT_AS, &limit) != 0) throw std::runtime_error(std::string("setrlimit: ") + std::strerror(errno));
@@ -390,7 +396,7 @@ void WorkerRunner::start() {
   process_ = std::make_unique<Process>(command_);
   json answer;
   Wait wait = Wait::died;
-  if (process_->send({{"setup", setup_json(setup_)}})) wait = process_->receive(setup_timeout_s_, answer);
+  if (process_->send({{"setup", worker_setup_json(setup_)}})) wait = process_->receive(setup_timeout_s_, answer);
   std::string why;
   if (wait == Wait::answer && answer.value("ready", false)) return;
   if (wait == Wait::answer) why = answer.value("error", answer.dump());

@@ -1,6 +1,7 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #endif
+#include <sched.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -156,6 +157,17 @@ std::vector<CacheLevel> caches_from_amd_legacy_leaves(unsigned ecx5, unsigned ed
   return caches;
 }
 
+namespace {
+// The cores this process may run on: its CPU affinity (taskset, a batch system's binding, an
+// MPI rank's share), else every online CPU.
+int usable_cores() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0) return CPU_COUNT(&allowed);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+}  // namespace
+
 DeviceInfo detect() {
   DeviceInfo d;
   d.backend = "cpu";
@@ -163,7 +175,7 @@ DeviceInfo detect() {
   d.host_memory = true;
   d.name = cpuinfo_field("model name");
   d.vendor = cpuinfo_field("vendor_id");
-  d.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  d.cores = usable_cores();
   __builtin_cpu_init();
   // cpuid bits, checked with the OS's register-state support (libgcc tests XCR0 as well).
   const std::pair<const char*, bool> features[] = {

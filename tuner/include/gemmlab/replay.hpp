@@ -30,6 +30,10 @@ struct ReplayOptions {
   std::size_t budget = 200;
   int runs = 100;
   std::uint64_t seed = 1;  // run r uses seed + r
+  // Evaluations in flight at once, as on that many MPI ranks (SearchContext's constant liar).
+  // Each takes the same time, so they finish in the order they were submitted; the fraction of
+  // the optimum after N evaluations then counts the first N submitted. 1: one at a time.
+  std::size_t parallel = 1;
 };
 
 struct ReplaySummary {

@@ -65,26 +65,54 @@ struct Observation {
   Status status = Status::failed;
   double time_s = std::numeric_limits<double>::infinity();  // finite when ok or aborted
   std::string reason;  // why invalid or failed
+  // Still being evaluated (several evaluations in flight): a stand-in until the result arrives
+  // and replaces it in the history (see SearchContext::evaluate).
+  bool pending = false;
 };
 
 // Evaluates one candidate (runs the kernel, or looks a recorded time up).
 using Objective = std::function<Observation(std::size_t candidate)>;
+
+// Evaluates candidates several at a time (on MPI ranks; simulated by replay --parallel).
+struct AsyncObjective {
+  std::size_t slots = 1;  // evaluations in flight at most
+  std::function<void(std::size_t candidate)> submit;
+  // Waits until one submitted candidate's evaluation is done and returns its observation
+  // (candidate set).
+  std::function<Observation()> collect;
+};
 
 struct Budget {
   std::size_t evaluations = 100;
   double seconds = 0;  // wall-clock limit; 0 = none
 };
 
+// With an AsyncObjective of several slots, evaluate() hands the candidate to a free slot and
+// returns at once with a stand-in observation, the "constant liar" of batch Bayesian
+// optimisation: the worst successful time observed so far (or a failure while none succeeded).
+// Strategies so propose the next candidates away from those in flight, and each real result
+// replaces its stand-in in history() as it arrives. evaluate() waits only while every slot is
+// busy; with one slot it waits for the result itself, so a search is the same as with the plain
+// Objective. Strategies that act on one result at a time (local search, annealing, genetic)
+// decide on a candidate only once its real result is known (observation()), and wait (finish())
+// where they cannot go on without it.
 class SearchContext {
  public:
   SearchContext(const SearchDomain& domain, Objective objective, Budget budget, std::uint64_t seed);
+  SearchContext(const SearchDomain& domain, AsyncObjective objective, Budget budget, std::uint64_t seed);
 
   const SearchDomain& domain() const { return domain_; }
   std::mt19937_64& rng() { return rng_; }
 
   // Evaluates `candidate` unless the budget is spent (nullopt). A candidate already evaluated
-  // costs nothing and returns its first observation.
+  // costs nothing and returns its first observation (its stand-in while still in flight).
   std::optional<Observation> evaluate(std::size_t candidate);
+  // Waits for every evaluation still in flight: a strategy that needs their results before it
+  // goes on, and the tuner once the strategy is done.
+  void finish();
+  std::size_t in_flight() const { return in_flight_; }
+  // What is known of an evaluated candidate now: its result, or its stand-in while in flight.
+  const Observation& observation(std::size_t candidate) const { return history_.at(seen_.at(candidate)); }
   bool evaluated(std::size_t candidate) const { return seen_[candidate] != unseen; }
   // No evaluation left: budget spent or every candidate evaluated.
   bool done() const;
@@ -115,9 +143,15 @@ class SearchContext {
  private:
   static constexpr std::size_t unseen = static_cast<std::size_t>(-1);
   const SearchDomain& domain_;
-  Objective objective_;
   Budget budget_;
   std::mt19937_64 rng_;
+  // Records a finished evaluation in place of its stand-in.
+  void absorb(Observation o);
+  Observation stand_in(std::size_t candidate) const;
+
+  AsyncObjective async_;
+  std::size_t in_flight_ = 0;
+  double worst_ok_s_ = -1;  // worst successful time so far (-1: none)
   std::chrono::steady_clock::time_point start_;
   std::function<void(std::size_t)> lookahead_;
   std::vector<std::size_t> seen_;  // candidate -> history index

@@ -8,6 +8,8 @@
 // abort).
 #pragma once
 
+#include <algorithm>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -63,6 +65,27 @@ class ConfigurationRunner {
   virtual double reference_gflops_beside(const Config& config, double timeout_s) = 0;
   // How many times the evaluation process had to be restarted (sandboxed runners).
   virtual std::size_t restarts() const { return 0; }
+
+  // Several configurations at a time: up to slots() submitted and not yet collected, each with
+  // a ticket of the caller's choosing. A runner that evaluates one at a time keeps the default:
+  // collect() runs the oldest submitted configuration through run().
+  struct Completion {
+    std::size_t ticket = 0;
+    ConfigResult result;
+    double wall_s = 0;  // how long its evaluation took
+  };
+  virtual std::size_t slots() const { return 1; }
+  virtual void submit(std::size_t ticket, const Config& config, double abort_above_s, double timeout_s);
+  // Waits until a submitted configuration is done. Throws std::logic_error when none is in flight.
+  virtual Completion collect();
+
+ private:
+  struct Submitted {
+    std::size_t ticket;
+    Config config;
+    double abort_above_s, timeout_s;
+  };
+  std::deque<Submitted> submitted_;
 };
 
 // Runs configurations in this process through one Evaluator.
@@ -108,6 +131,11 @@ struct TuneResult {
   std::size_t worker_restarts = 0;
   std::size_t reused_from_cache = 0;
   double seconds = 0;  // wall time of the search
+  // Where the search's wall time went in this process (rank 0 under MPI): waiting for results
+  // (runner.collect()), committing them to the results cache, and the rest, which is the
+  // strategy proposing the next configurations and the cache lookups.
+  double wait_seconds = 0, commit_seconds = 0;
+  double proposal_seconds() const { return std::max(0.0, seconds - wait_seconds - commit_seconds); }
   double evaluations_per_second() const { return seconds > 0 ? static_cast<double>(history.size()) / seconds : 0; }
   // The best `n` successful entries, fastest first.
   std::vector<ConfigResult> top(std::size_t n) const;

@@ -46,6 +46,11 @@ struct WorkerSetup {
   std::uint64_t memory_limit_bytes = 0;
 };
 
+// The setup's JSON form: the worker's first request, and what rank 0 sends the other MPI ranks.
+// worker_setup_from_json throws nlohmann::json's exceptions on a malformed document.
+nlohmann::json worker_setup_json(const WorkerSetup& setup);
+WorkerSetup worker_setup_from_json(const nlohmann::json& j);
+
 // Whether WorkerSetup::memory_limit_bytes is applied in this build (not under AddressSanitizer).
 bool worker_memory_limit_supported();
 
