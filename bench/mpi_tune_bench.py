@@ -6,8 +6,8 @@ rank 0's share of the work shows).
     bench/mpi_tune_bench.py [--gemmlab PATH] [--mpirun PATH] [--ranks 1,2] [--budget N] [--repeats R]
 
 Each rank count runs `gemmlab tune --backend systolic --kernel 02_buffer_tiled` (1024^3, the default
-strategy, a fresh results cache each time) R times; one rank is a plain process, more run under
-mpirun. Reported per rank count, as medians over the repeats: evaluations per second, and rank 0's
+strategy, a fresh results cache each time) R times, the rank counts in turn; one rank is a plain
+process, more run under mpirun. Reported per rank count, as medians over the repeats: evaluations per second, and rank 0's
 proposal time (the strategy and cache lookups), commit time (one SQLite transaction per result)
 and wait time per evaluation (`gemmlab tune --json`: rank0). From those: rank 0 serves at most
 1 / (proposal + commit) evaluations per second, so it saturates at about that many divided by one
@@ -44,34 +44,40 @@ def main():
     parser.add_argument("--gemmlab", default=DEFAULT_CLI)
     parser.add_argument("--mpirun", default=shutil.which("mpirun") or "mpirun")
     parser.add_argument("--ranks", default="1,2")
-    parser.add_argument("--budget", type=int, default=200)
+    parser.add_argument("--budget", type=int, default=150)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     commit = git_commit()
 
-    rows, commands = [], []
-    for ranks in [int(r) for r in args.ranks.split(",")]:
-        runs = []
-        for _ in range(args.repeats):
+    counts = [int(r) for r in args.ranks.split(",")]
+    runs = {ranks: [] for ranks in counts}
+    commands = {}
+    for _ in range(args.repeats):  # the rank counts take turns: the machine's drift touches each alike
+        for ranks in counts:
             with tempfile.TemporaryDirectory() as tmp:
                 command, result = tune(args, ranks, os.path.join(tmp, "results.sqlite"))
             if result.get("ranks", 1) != ranks or len(result["history"]) != args.budget:
                 sys.exit(f"{ranks} ranks: the run reports {result.get('ranks')} ranks, {len(result['history'])} results")
             n = len(result["history"])
-            runs.append({"evaluations_per_second": result["evaluations_per_second"], "seconds": result["seconds"],
-                         "proposal_ms_per_evaluation": 1e3 * result["rank0"]["proposal_seconds"] / n,
-                         "commit_ms_per_evaluation": 1e3 * result["rank0"]["commit_seconds"] / n,
-                         "wait_ms_per_evaluation": 1e3 * result["rank0"]["wait_seconds"] / n})
-        commands.append(" ".join(command))
-        row = {"ranks": ranks, "runs": runs}
-        for key in runs[0]:
-            row[key] = statistics.median(r[key] for r in runs)
+            commands[ranks] = " ".join(command)
+            runs[ranks].append({"evaluations_per_second": result["evaluations_per_second"], "seconds": result["seconds"],
+                                "proposal_ms_per_evaluation": 1e3 * result["rank0"]["proposal_seconds"] / n,
+                                "commit_ms_per_evaluation": 1e3 * result["rank0"]["commit_seconds"] / n,
+                                "wait_ms_per_evaluation": 1e3 * result["rank0"]["wait_seconds"] / n})
+    rows = []
+    for ranks in counts:
+        row = {"ranks": ranks, "runs": runs[ranks]}
+        for key in runs[ranks][0]:
+            row[key] = statistics.median(r[key] for r in runs[ranks])
         rows.append(row)
         print(f"{ranks} rank(s): {row['evaluations_per_second']:.1f} evaluations/s; rank 0 per evaluation: "
               f"proposal {row['proposal_ms_per_evaluation']:.2f} ms, commit {row['commit_ms_per_evaluation']:.2f} ms, "
               f"waiting {row['wait_ms_per_evaluation']:.2f} ms")
+    commands = [commands[ranks] for ranks in counts]
 
     one = rows[0]
+    # The largest of the rank counts' costs: with several ranks on few cores, rank 0's own work
+    # shares a core with an evaluation and takes longer than alone.
     rank0_ms = max(r["proposal_ms_per_evaluation"] + r["commit_ms_per_evaluation"] for r in rows)
     per_rank_rate = one["evaluations_per_second"]
     capacity = 1e3 / rank0_ms

@@ -10,7 +10,9 @@
 #include "cli.hpp"
 #include "gemmlab/blas_table.hpp"
 #include "gemmlab/json.hpp"
+#include "gemmlab/ranks.hpp"
 #include "gemmlab/setup.hpp"
+#include "gemmlab/worker.hpp"
 
 namespace gemmlab::cli {
 
@@ -111,13 +113,27 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
         for (std::string_view name : blas_tuning_kernels(p)) chosen.push_back(name == small_m.name() ? &small_m : &packed);
         return chosen;
       };
-      tuned = tune_missing_classes(*setup.device, kernels_for, setup.truth.get(), setup.reference.get(), *source, table,
-                                   problems, library_threads, options, [&](const Problem& p, const Kernel& k, int t) {
-                                     if (!o->json)
-                                       fmt::print("tuning {} {} with {} on at most {} thread{} ({} configurations)\n",
-                                                  p.shape(), to_string(p.precision), k.name(), t, t == 1 ? "" : "s",
-                                                  o->budget);
-                                   });
+      // On MPI ranks, each class's configurations are evaluated on every rank (rank 0 in process).
+      RunnerFactory on_ranks;
+      if (ranks::world().size > 1)
+        on_ranks = [&](const Kernel& k, const Problem& p) {
+          auto local = std::make_unique<InProcessRunner>(*setup.device, k, p, setup.truth.get(), setup.reference.get(),
+                                                         options.seed, options.measure);
+          const WorkerSetup worker{.backend = "cpu", .kernel = std::string(k.name()), .problem = p, .seed = options.seed,
+                                   .reference = setup.reference_name, .reference_threads = setup.threads,
+                                   .measure = options.measure, .memory_limit_bytes = default_worker_memory_limit(info)};
+          return ranks::make_rank_runner(std::move(local), worker, fingerprint(info));
+        };
+      tuned = tune_missing_classes(
+          *setup.device, kernels_for, setup.truth.get(), setup.reference.get(), *source, table, problems, library_threads,
+          options,
+          [&](const Problem& p, const Kernel& k, int t) {
+            if (!o->json)
+              fmt::print("tuning {} {} with {} on at most {} thread{} ({} configurations{})\n", p.shape(),
+                         to_string(p.precision), k.name(), t, t == 1 ? "" : "s", o->budget,
+                         ranks::world().size > 1 ? fmt::format(", {} MPI ranks", ranks::world().size) : "");
+          },
+          on_ranks);
       table = blas_table_from_cache(*source, info, kernels, library_threads);
     }
     if (table.created.empty()) table.created = utc_timestamp();

@@ -40,6 +40,9 @@ void add_sweep_command(CLI::App& app, Outcome& outcome);
 void add_report_command(CLI::App& app, Outcome& outcome);
 void add_blas_table_command(CLI::App& app, Outcome& outcome);
 
+// The jobs `gemmlab sweep` hands to MPI ranks (ranks::add_job_handler); every rank registers them.
+void register_sweep_jobs();
+
 // The command that starts this program as a sandboxed evaluation worker: {its own path, "worker"}.
 std::vector<std::string> worker_command();
 

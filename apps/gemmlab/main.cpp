@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   using namespace gemmlab;
   // Under mpirun or srun: rank 0 runs the command, the other ranks evaluate for it.
   const ranks::Session mpi(argc, argv);
+  cli::register_sweep_jobs();
   if (ranks::world().size > 1) {
     ranks::pin_to_share();
     if (ranks::world().rank > 0) {

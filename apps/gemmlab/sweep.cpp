@@ -15,6 +15,7 @@
 #include "cli.hpp"
 #include "gemmlab/evaluate.hpp"
 #include "gemmlab/json.hpp"
+#include "gemmlab/ranks.hpp"
 #include "gemmlab/results_cache.hpp"
 #include "gemmlab/setup.hpp"
 #include "gemmlab/tune.hpp"
@@ -64,7 +65,74 @@ std::string host_name() {
   return ::gethostname(name, sizeof name - 1) == 0 ? name : "";
 }
 
+constexpr const char* sweep_job = "sweep-kernel";
+
+// The device a sweep's jobs evaluate on: rank 0's own (set while its sweep runs), or on another
+// MPI rank one opened for the first job and kept for the next.
+EvaluationSetup* sweep_setup = nullptr;
+
+// One kernel's part of a sweep, evaluated in this process (on whichever rank runs the job): for
+// each shape in order, the kernel at the configuration rank 0 chose, with the reference
+// alternating; a shape is left out where the speed at the previous one predicts a run longer
+// than skip_above seconds. Answers {"evaluations": [an evaluation's JSON, or null where left
+// out], "skipped": [...]}.
+nlohmann::json run_sweep_job(const nlohmann::json& job) {
+  static std::optional<EvaluationSetup> own;
+  static std::string own_key;
+  EvaluationSetup* setup = sweep_setup;
+  if (setup == nullptr) {
+    const std::string key = job.at("setup").dump();
+    if (!own || own_key != key) {
+      own.reset();
+      Backend& backend = registry().backend(job.at("backend").get<std::string>());
+      SetupOptions options;
+      options.device = ranks::device_index(backend.devices(), job.at("setup").at("device").get<int>());
+      options.reference = job.at("setup").at("reference").get<std::string>();
+      options.threads = job.at("setup").at("threads").get<int>();
+      own = open_evaluation(backend, options);
+      own_key = key;
+    }
+    setup = &*own;
+    if (const std::string here = fingerprint(setup->info()); here != job.at("fingerprint").get<std::string>())
+      throw std::runtime_error("rank " + std::to_string(ranks::world().rank) + " holds " + here + ", rank 0 " +
+                               job.at("fingerprint").get<std::string>() + ": a sweep compares one device");
+  }
+  const Kernel& kernel = registry().kernel(job.at("backend").get<std::string>(), job.at("kernel").get<std::string>());
+  const Precision precision = parse_precision(job.at("precision").get<std::string>());
+  EvaluationOptions eval;
+  eval.measure.max_seconds = job.at("max_seconds").get<double>();
+  const double skip_above = job.at("skip_above").get<double>();
+  nlohmann::json evaluations = nlohmann::json::array(), skipped = nlohmann::json::array();
+  std::optional<double> last_gflops;
+  for (std::size_t i = 0; i < job.at("shapes").size(); ++i) {
+    const nlohmann::json& shape = job.at("shapes")[i];
+    Problem p = Problem::packed(shape.at("m").get<std::int64_t>(), shape.at("n").get<std::int64_t>(),
+                                shape.at("k").get<std::int64_t>(), precision);
+    const double flops = p.flops();
+    if (last_gflops && *last_gflops > 0 && flops / (*last_gflops * 1e9) > skip_above) {
+      skipped.push_back({{"kernel", kernel.name()}, {"m", p.m}, {"n", p.n}, {"k", p.k},
+                         {"reason", fmt::format("one run would take about {:.0f} s at {:.2f} GFLOP/s (--skip-above {})",
+                                                flops / (*last_gflops * 1e9), *last_gflops, skip_above)}});
+      evaluations.push_back(nullptr);
+      continue;
+    }
+    Evaluation e;
+    try {
+      e = evaluate(*setup->device, kernel, job.at("configs")[i].get<Config>(), p, setup->truth.get(),
+                   setup->reference.get(), eval);
+      if (e.kernel) last_gflops = e.kernel->gflops;
+    } catch (const std::exception& error) {  // the kernel refused the problem or configuration
+      e.validation = {.valid = false, .max_rel_error = std::numeric_limits<double>::quiet_NaN(), .tolerance = 0,
+                      .reason = error.what()};
+    }
+    evaluations.push_back(nlohmann::json(e));
+  }
+  return {{"evaluations", evaluations}, {"skipped", skipped}};
+}
+
 }  // namespace
+
+void register_sweep_jobs() { ranks::add_job_handler(sweep_job, run_sweep_job); }
 
 void add_sweep_command(CLI::App& app, Outcome& outcome) {
   struct Options {
@@ -146,46 +214,62 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
     for (const std::string& name : wanted) registry().kernel(o->backend, name);  // unknown names fail, listed
     if (kernels.empty()) throw UsageError("no kernel of " + o->backend + " runs " + precision_name + " on " + info.name);
 
-    EvaluationOptions eval;
-    eval.measure.max_seconds = o->max_seconds;
-    nlohmann::json rows = nlohmann::json::array();
-    for (const Kernel* kernel : kernels) {
+    // One job per kernel, its shapes in order (the speed at one size predicts the next): on MPI
+    // ranks the kernels are measured side by side, one per rank at a time.
+    const std::string fingerprint_here = fingerprint(info);
+    std::vector<nlohmann::json> jobs;
+    std::vector<std::vector<ChosenConfig>> chosen(kernels.size());
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      const Kernel& kernel = *kernels[i];
       // The space and default depend on the device and precision only, not on the shape.
-      const SearchSpace space = kernel->space(info, precision);
-      const Config defaults = default_config(*kernel, info, precision, threads);
-      std::optional<double> last_gflops;
+      const SearchSpace space = kernel.space(info, precision);
+      const Config defaults = default_config(kernel, info, precision, threads);
+      nlohmann::json shapes = nlohmann::json::array(), configs = nlohmann::json::array();
       for (const Problem& p : problems) {
-        const double flops = p.flops();
-        if (last_gflops && *last_gflops > 0 && flops / (*last_gflops * 1e9) > o->skip_above) {
-          skipped.push_back({{"kernel", kernel->name()}, {"m", p.m}, {"n", p.n}, {"k", p.k},
-                             {"reason", fmt::format("one run would take about {:.0f} s at {:.2f} GFLOP/s (--skip-above {})",
-                                                    flops / (*last_gflops * 1e9), *last_gflops, o->skip_above)}});
-          continue;
-        }
-        const ChosenConfig chosen =
-            choose_config(space, {}, defaults, results ? &*results : nullptr, cache_key(info, *kernel, p));
-        const Config& config = chosen.config;
-        nlohmann::json row = {{"kernel", kernel->name()}, {"precision", precision_name}, {"m", p.m}, {"n", p.n},
-                              {"k", p.k}, {"params", config}, {"config_source", chosen.source},
-                              {"ignored_tuned_configs", chosen.ignored}};
-        Evaluation e;
-        try {
-          e = evaluate(*setup.device, *kernel, config, p, setup.truth.get(), setup.reference.get(), eval);
-          if (e.kernel) last_gflops = e.kernel->gflops;
-        } catch (const std::exception& error) {  // the kernel refused the problem or configuration
-          e.validation = {.valid = false, .max_rel_error = std::numeric_limits<double>::quiet_NaN(), .tolerance = 0,
-                          .reason = error.what()};
-        }
-        if (!e.validation.valid) outcome.exit_status = 1;
-        row.update(nlohmann::json(e));
+        chosen[i].push_back(choose_config(space, {}, defaults, results ? &*results : nullptr, cache_key(info, kernel, p)));
+        shapes.push_back({{"m", p.m}, {"n", p.n}, {"k", p.k}});
+        configs.push_back(chosen[i].back().config);
+      }
+      jobs.push_back({{"kind", sweep_job}, {"backend", o->backend}, {"kernel", kernel.name()},
+                      {"precision", precision_name}, {"fingerprint", fingerprint_here},
+                      {"setup", {{"device", o->setup.device}, {"reference", reference_name}, {"threads", threads}}},
+                      {"max_seconds", o->max_seconds}, {"skip_above", o->skip_above}, {"shapes", shapes},
+                      {"configs", configs}});
+    }
+    sweep_setup = &setup;
+    const std::vector<nlohmann::json> answers = ranks::run_jobs(jobs);
+    sweep_setup = nullptr;
+
+    nlohmann::json rows = nlohmann::json::array();
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      const Kernel& kernel = *kernels[i];
+      const nlohmann::json& answer = answers[i];
+      if (answer.contains("error"))
+        throw std::runtime_error(std::string(kernel.name()) + ": " + answer.at("error").get<std::string>());
+      for (const auto& s : answer.at("skipped")) skipped.push_back(s);
+      const SearchSpace space = kernel.space(info, precision);
+      for (std::size_t j = 0; j < problems.size(); ++j) {
+        const nlohmann::json& e = answer.at("evaluations")[j];
+        if (e.is_null()) continue;  // left out (skipped)
+        const Problem& p = problems[j];
+        const Config& config = chosen[i][j].config;
+        nlohmann::json row = {{"kernel", kernel.name()}, {"precision", precision_name}, {"m", p.m}, {"n", p.n},
+                              {"k", p.k}, {"params", config}, {"config_source", chosen[i][j].source},
+                              {"ignored_tuned_configs", chosen[i][j].ignored}};
+        if (!e.at("valid").get<bool>()) outcome.exit_status = 1;
+        row.update(e);
         if (const auto tile = staged_tile(space, config)) row.update(nlohmann::json(tiled_traffic(p, *tile)));
         row["growth_limits"] = growth_limits(space, config);
+        const auto gflops = [](const nlohmann::json& x) {
+          return x.is_null() ? std::string("-") : fmt::format("{:.2f}", x.get<double>());
+        };
         if (!o->json)
-          fmt::print("{:<26} {:>15} {:>9} GFLOP/s  {} {:>9} GFLOP/s  [{}] {}\n", kernel->name(), p.shape(),
-                     e.kernel ? fmt::format("{:.2f}", e.kernel->gflops) : "-", reference_name,
-                     e.reference ? fmt::format("{:.2f}", e.reference->gflops) : "-",
-                     to_string(config), chosen.source);
-        if (!o->json) print_ignored(chosen.ignored);
+          fmt::print("{:<26} {:>15} {:>9} GFLOP/s  {} {:>9} GFLOP/s  [{}] {}\n", kernel.name(), p.shape(),
+                     gflops(e.value("gflops", nlohmann::json())), reference_name,
+                     gflops(e.contains("reference") && !e["reference"].is_null() ? e["reference"].value("gflops", nlohmann::json())
+                                                                                : nlohmann::json()),
+                     to_string(config), chosen[i][j].source);
+        if (!o->json) print_ignored(chosen[i][j].ignored);
         rows.push_back(std::move(row));
       }
     }

@@ -169,7 +169,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
                          {"worker_restarts", r.worker_restarts}, {"seconds", r.seconds},
                          {"ranks", ranks::world().size},
                          {"rank0", {{"proposal_seconds", r.proposal_seconds()}, {"commit_seconds", r.commit_seconds},
-                                    {"wait_seconds", r.wait_seconds}}},
+                                    {"wait_seconds", r.wait_seconds}, {"reference_seconds", r.reference_seconds}}},
                          {"evaluations_per_second", r.evaluations_per_second()},
                          {"compile_threads", options.compile_threads},
                          {"strategy", o->strategy}, {"seed", o->seed}, {"history", r.history}});

@@ -87,7 +87,8 @@ std::size_t tune_missing_classes(Device& device,
                                  Reference* truth_fp64, Reference* reference, ResultsCache& cache,
                                  const BlasTable& table, const std::vector<Problem>& problems,
                                  const std::vector<int>& library_threads, const TuneOptions& options,
-                                 const std::function<void(const Problem&, const Kernel&, int)>& progress) {
+                                 const std::function<void(const Problem&, const Kernel&, int)>& progress,
+                                 const RunnerFactory& make_runner) {
   std::size_t tuned = 0;
   std::vector<int> counts = library_threads;
   std::sort(counts.begin(), counts.end());  // fewest first: their results are reused by the larger counts
@@ -104,7 +105,10 @@ std::size_t tune_missing_classes(Device& device,
         SearchSpace space = kernel->space(device.info(), p.precision);
         if (space.find("threads") != nullptr)
           space.require("threads <= " + std::to_string(t), "the library's thread count this entry is for");
-        InProcessRunner runner(device, *kernel, p, truth_fp64, reference, options.seed, options.measure);
+        const std::unique_ptr<ConfigurationRunner> runner =
+            make_runner ? make_runner(*kernel, p)
+                        : std::make_unique<InProcessRunner>(device, *kernel, p, truth_fp64, reference, options.seed,
+                                                            options.measure);
         TuneOptions o = options;
         if (o.start_with.empty()) {
           Config start = kernel->default_config(device.info(), p.precision);
@@ -113,7 +117,7 @@ std::size_t tune_missing_classes(Device& device,
           o.start_with = {start};
         }
         const TuneResult result =
-            tune(space, p, runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
+            tune(space, p, *runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
         for (const ConfigResult& r : result.top(blas_finalists_per_kernel)) finalists.push_back({kernel, r});
       }
       // A lone finalist (every other configuration failed or was aborted) keeps its timing.

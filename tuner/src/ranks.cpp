@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
 #include <functional>
+#include <map>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -51,34 +53,7 @@ int pin_to_share() {
   return CPU_COUNT(&set);
 }
 
-#ifndef GEMMLAB_HAVE_MPI
-
-bool built_with_mpi() { return false; }
-Session::Session(int&, char**&) {}
-Session::~Session() = default;
-int serve_rank(const Registry&, const std::vector<std::string>&) { return 0; }
-std::unique_ptr<ConfigurationRunner> make_rank_runner(std::unique_ptr<ConfigurationRunner> local, const WorkerSetup&,
-                                                      const std::string&) {
-  return local;
-}
-
-#else
-
-using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
-
 namespace {
-enum Tag : int { setup_tag = 1, ready_tag, job_tag, result_tag, alive_tag, stop_tag };
-
-bool mpi_started = false;
-// A rank was taken for dead. MPI_Finalize waits for every rank (Open MPI 4.1), so then no rank
-// calls it: rank 0 tells the others so in its stop message.
-bool ranks_lost = false;
-bool finalize_at_exit = true;
-// How long a serving rank waits for rank 0 while idle before concluding that it has died (rank 0
-// can be silent for minutes while it times the reference or makes a large problem's operands).
-constexpr double rank0_silence_s = 900;
-
 // Set in a rank's environment once MPI has started: the processes a rank starts itself (its
 // sandboxed worker) inherit the launcher's variables, and must not take themselves for ranks.
 constexpr const char* rank_marker = "GEMMLAB_MPI_RANK";
@@ -92,6 +67,75 @@ bool launched_with_others() {
   const char* tasks = std::getenv("SLURM_NTASKS");
   return std::getenv("PMIX_RANK") != nullptr && tasks != nullptr && std::atoi(tasks) > 1;
 }
+
+}  // namespace
+
+int device_index(const std::vector<DeviceInfo>& devices, int asked) {
+  if (devices.empty() || devices.front().host_memory) return asked;
+  return (asked + the_world.local_rank) % static_cast<int>(devices.size());
+}
+
+namespace {
+std::map<std::string, JobHandler>& job_handlers() {
+  static std::map<std::string, JobHandler> handlers;
+  return handlers;
+}
+
+// A job's answer, run in this process: its handler's, or {"error": why}.
+nlohmann::json run_job(const nlohmann::json& job) {
+  try {
+    const std::string kind = job.at("kind").get<std::string>();
+    const auto handler = job_handlers().find(kind);
+    if (handler == job_handlers().end()) return {{"error", "no handler for jobs of kind " + kind}};
+    return handler->second(job);
+  } catch (const std::exception& e) {
+    return {{"error", e.what()}};
+  }
+}
+
+std::vector<nlohmann::json> run_jobs_here(const std::vector<nlohmann::json>& jobs) {
+  std::vector<nlohmann::json> answers;
+  for (const nlohmann::json& job : jobs) answers.push_back(run_job(job));
+  return answers;
+}
+}  // namespace
+
+void add_job_handler(const std::string& kind, JobHandler handler) { job_handlers()[kind] = std::move(handler); }
+
+#ifndef GEMMLAB_HAVE_MPI
+
+bool built_with_mpi() { return false; }
+Session::Session(int&, char**&) {
+  if (launched_with_others())
+    std::fprintf(stderr, "gemmlab: this build has no MPI (GEMMLAB_WITH_MPI): each process started by the launcher "
+                         "runs the whole command alone\n");
+}
+Session::~Session() = default;
+int serve_rank(const Registry&, const std::vector<std::string>&) { return 0; }
+std::vector<nlohmann::json> run_jobs(const std::vector<nlohmann::json>& jobs) { return run_jobs_here(jobs); }
+std::unique_ptr<ConfigurationRunner> make_rank_runner(std::unique_ptr<ConfigurationRunner> local, const WorkerSetup&,
+                                                      const std::string&) {
+  return local;
+}
+
+#else
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+enum Tag : int { setup_tag = 1, ready_tag, job_tag, result_tag, alive_tag, stop_tag };
+// The kind of job that evaluates one configuration on the rank's sandboxed worker (after a setup).
+constexpr const char* evaluate_kind = "evaluate";
+
+bool mpi_started = false;
+// A rank was taken for dead. MPI_Finalize waits for every rank (Open MPI 4.1), so then no rank
+// calls it: rank 0 tells the others so in its stop message.
+bool ranks_lost = false;
+bool finalize_at_exit = true;
+// How long a serving rank waits for rank 0 while idle before concluding that it has died (rank 0
+// can be silent for minutes while it times the reference or makes a large problem's operands).
+constexpr double rank0_silence_s = 900;
 
 void send(int rank, Tag tag, const json& message) {
   const std::string text = message.dump();
@@ -178,12 +222,6 @@ auto with_heartbeat(TaskThread& thread, Work work) {
   return done.get();
 }
 
-// The device index a rank uses: GPUs in turn by local rank, starting at the one asked for;
-// devices in host memory (CPU, simulators) as asked.
-int device_for_rank(const std::vector<DeviceInfo>& devices, int asked) {
-  if (devices.empty() || devices.front().host_memory) return asked;
-  return (asked + world().local_rank) % static_cast<int>(devices.size());
-}
 }  // namespace
 
 bool built_with_mpi() { return true; }
@@ -249,7 +287,7 @@ int serve_rank(const Registry& registry, const std::vector<std::string>& worker_
       try {
         WorkerSetup setup = worker_setup_from_json(m->body);
         const std::vector<DeviceInfo> devices = registry.backend(setup.backend).devices();
-        setup.device = device_for_rank(devices, setup.device);
+        setup.device = device_index(devices, setup.device);
         if (setup.device < 0 || setup.device >= static_cast<int>(devices.size()))
           throw std::runtime_error("no device " + std::to_string(setup.device) + " of backend " + setup.backend);
         const DeviceInfo& device = devices[static_cast<std::size_t>(setup.device)];
@@ -260,42 +298,159 @@ int serve_rank(const Registry& registry, const std::vector<std::string>& worker_
       }
       send(0, ready_tag, answer);
     } else if (m->tag == job_tag) {
-      const std::size_t ticket = m->body.at("ticket").get<std::size_t>();
-      const Config config = m->body.at("config").get<Config>();
-      ConfigResult result;
-      const auto start = Clock::now();
-      if (runner) {
-        result = with_heartbeat(evaluations, [&] {
-          return runner->run(config, m->body.at("abort_above_s").get<double>(), m->body.at("timeout_s").get<double>());
-        });
+      const json& job = m->body.at("job");
+      json answer;
+      if (job.value("kind", "") == evaluate_kind) {
+        const Config config = job.at("config").get<Config>();
+        ConfigResult result;
+        const auto start = Clock::now();
+        if (runner) {
+          result = with_heartbeat(evaluations, [&] {
+            return runner->run(config, job.at("abort_above_s").get<double>(), job.at("timeout_s").get<double>());
+          });
+        } else {
+          result = {.config = config, .status = Status::failed, .reason = "the rank was not set up"};
+        }
+        answer = {{"result", result}, {"wall_s", std::chrono::duration<double>(Clock::now() - start).count()}};
       } else {
-        result = {.config = config, .status = Status::failed, .reason = "the rank was not set up"};
+        answer = with_heartbeat(evaluations, [&] { return run_job(job); });
       }
-      const double wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-      send(0, result_tag, {{"ticket", ticket}, {"result", result}, {"wall_s", wall_s}});
+      send(0, result_tag, {{"ticket", m->body.at("ticket")}, {"answer", answer}});
     }
   }
 }
 
 namespace {
-class RankRunner final : public ConfigurationRunner {
+// Rank 0's side of every rank's work: hands JSON jobs to free slots — its own through `local`, on a
+// task thread of its own; rank r's as a message — notices ranks that fall silent while they owe an
+// answer, and gives the answers back as they arrive. A job whose rank died goes to another slot,
+// once; a second loss answers {"lost": why}.
+class Dispatcher {
  public:
-  RankRunner(std::unique_ptr<ConfigurationRunner> local, const WorkerSetup& setup, const std::string& fingerprint)
-      : local_(std::move(local)) {
+  using Local = std::function<json(const json& job)>;
+  struct Slot {
+    int rank = 0;
+    bool alive = true;
+    std::optional<std::pair<std::size_t, json>> job;  // ticket, job
+    int attempts = 0;
+    Clock::time_point last_heard;
+  };
+
+  explicit Dispatcher(Local local) : local_(std::move(local)) {
     for (int r = 0; r < world().size; ++r) {
-      if (r > 0) send(r, setup_tag, worker_setup_json(setup));
       Slot s;
       s.rank = r;
       s.last_heard = Clock::now();
       slots_.push_back(std::move(s));
     }
+  }
+
+  std::vector<Slot>& slots() { return slots_; }
+  std::size_t alive() const {
+    return static_cast<std::size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.alive; }));
+  }
+  bool idle() const {
+    return waiting_.empty() && done_.empty() &&
+           std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.job.has_value(); });
+  }
+
+  void submit(std::size_t ticket, json job) {
+    waiting_.push_back({ticket, std::move(job), 0});
+    dispatch();
+  }
+
+  std::pair<std::size_t, json> collect() {
+    for (;;) {
+      dispatch();
+      if (!done_.empty()) {
+        auto answer = std::move(done_.front());
+        done_.pop_front();
+        return answer;
+      }
+      if (idle()) throw std::logic_error("collect() with no job submitted");
+      Slot& own = slots_[0];
+      if (own.job && local_answer_.wait_for(std::chrono::milliseconds(0)) == std::future_status::ready) {
+        done_.emplace_back(own.job->first, local_answer_.get());
+        own.job.reset();
+        continue;
+      }
+      bool heard = false;
+      while (const std::optional<Message> m = receive(MPI_ANY_SOURCE)) {
+        heard = true;
+        Slot& s = slots_[static_cast<std::size_t>(m->source)];
+        if (!s.alive) continue;  // taken for dead: its job went elsewhere
+        s.last_heard = Clock::now();
+        if (m->tag != result_tag || !s.job) continue;
+        done_.emplace_back(s.job->first, m->body.value("answer", json{{"error", "an answer without a body"}}));
+        s.job.reset();
+      }
+      for (Slot& s : slots_)
+        if (s.rank > 0 && s.alive && s.job && silent(s)) lose(s);
+      if (!heard && done_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+
+  static bool silent(const Slot& s) {
+    return std::chrono::duration<double>(Clock::now() - s.last_heard).count() > rank_silence_s;
+  }
+
+ private:
+  struct Waiting {
+    std::size_t ticket;
+    json job;
+    int attempts;
+  };
+
+  void lose(Slot& s) {
+    s.alive = false;
+    ranks_lost = true;
+    auto [ticket, job] = std::move(*s.job);
+    s.job.reset();
+    if (s.attempts + 1 < 2) {
+      waiting_.push_front({ticket, std::move(job), s.attempts + 1});
+      return;
+    }
+    done_.emplace_back(ticket, json{{"lost", "the ranks running it died, twice (last: rank " + std::to_string(s.rank) + ")"}});
+  }
+
+  void dispatch() {
+    for (Slot& s : slots_) {
+      if (waiting_.empty()) return;
+      if (!s.alive || s.job) continue;
+      Waiting next = std::move(waiting_.front());
+      waiting_.pop_front();
+      s.job.emplace(next.ticket, std::move(next.job));
+      s.attempts = next.attempts;
+      if (s.rank == 0) {
+        local_answer_ = local_thread_.run([this, job = s.job->second] { return local_(job); });
+      } else {
+        send(s.rank, job_tag, {{"ticket", s.job->first}, {"job", s.job->second}});
+        s.last_heard = Clock::now();
+      }
+    }
+  }
+
+  Local local_;
+  std::vector<Slot> slots_;  // index = rank
+  std::deque<Waiting> waiting_;
+  std::deque<std::pair<std::size_t, json>> done_;
+  std::future<json> local_answer_;
+  TaskThread local_thread_;  // destroyed first: no job outlives the dispatcher
+};
+
+class RankRunner final : public ConfigurationRunner {
+ public:
+  RankRunner(std::unique_ptr<ConfigurationRunner> local, const WorkerSetup& setup, const std::string& fingerprint)
+      : local_(std::move(local)), ranks_([this](const json& job) { return evaluate_here(job); }) {
+    std::vector<Dispatcher::Slot>& slots = ranks_.slots();
+    for (std::size_t r = 1; r < slots.size(); ++r) send(static_cast<int>(r), setup_tag, worker_setup_json(setup));
     // Every rank answers (or falls silent) before the first evaluation.
-    std::vector<std::string> devices(slots_.size());
+    std::vector<std::string> devices(slots.size());
     devices[0] = fingerprint;
     std::size_t answered = 1;
-    while (answered < slots_.size()) {
+    while (answered < slots.size()) {
       if (const std::optional<Message> m = receive(MPI_ANY_SOURCE)) {
-        Slot& s = slots_[static_cast<std::size_t>(m->source)];
+        Dispatcher::Slot& s = slots[static_cast<std::size_t>(m->source)];
         s.last_heard = Clock::now();
         if (m->tag != ready_tag) continue;
         if (m->body.contains("error"))
@@ -305,8 +460,8 @@ class RankRunner final : public ConfigurationRunner {
         ++answered;
         continue;
       }
-      for (Slot& s : slots_)
-        if (s.rank > 0 && s.alive && devices[static_cast<std::size_t>(s.rank)].empty() && silent(s)) {
+      for (Dispatcher::Slot& s : slots)
+        if (s.rank > 0 && s.alive && devices[static_cast<std::size_t>(s.rank)].empty() && Dispatcher::silent(s)) {
           s.alive = false;
           ranks_lost = true;
           ++answered;
@@ -314,11 +469,11 @@ class RankRunner final : public ConfigurationRunner {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     bool same = true;
-    for (std::size_t r = 1; r < slots_.size(); ++r) same &= !slots_[r].alive || devices[r] == fingerprint;
+    for (std::size_t r = 1; r < slots.size(); ++r) same &= !slots[r].alive || devices[r] == fingerprint;
     if (!same) {
       std::string list;
-      for (std::size_t r = 0; r < slots_.size(); ++r)
-        if (slots_[r].alive) list += (list.empty() ? "" : "; ") + ("rank " + std::to_string(r) + ": " + devices[r]);
+      for (std::size_t r = 0; r < slots.size(); ++r)
+        if (slots[r].alive) list += (list.empty() ? "" : "; ") + ("rank " + std::to_string(r) + ": " + devices[r]);
       throw ConfigError("the ranks hold different devices (" + list +
                         "); a search compares timings of one device: run one job per kind of device");
     }
@@ -333,118 +488,43 @@ class RankRunner final : public ConfigurationRunner {
     return local_->reference_gflops_beside(config, timeout_s);
   }
   std::size_t restarts() const override { return local_->restarts(); }
-
-  std::size_t slots() const override {
-    return static_cast<std::size_t>(std::count_if(slots_.begin(), slots_.end(), [](const Slot& s) { return s.alive; }));
-  }
+  std::size_t slots() const override { return ranks_.alive(); }
 
   void submit(std::size_t ticket, const Config& config, double abort_above_s, double timeout_s) override {
-    waiting_.push_back({.ticket = ticket, .config = config, .abort_above_s = abort_above_s, .timeout_s = timeout_s});
-    dispatch();
+    configs_[ticket] = config;
+    ranks_.submit(ticket, {{"kind", evaluate_kind}, {"config", config}, {"abort_above_s", abort_above_s},
+                           {"timeout_s", timeout_s}});
   }
 
   Completion collect() override {
-    for (;;) {
-      dispatch();
-      if (!done_.empty()) {
-        Completion c = std::move(done_.front());
-        done_.pop_front();
-        return c;
-      }
-      if (waiting_.empty() && std::none_of(slots_.begin(), slots_.end(), [](const Slot& s) { return s.job.has_value(); }))
-        throw std::logic_error("collect() with no configuration submitted");
-      Slot& own = slots_[0];
-      if (own.job && local_result_.wait_for(std::chrono::milliseconds(0)) == std::future_status::ready) {
-        done_.push_back(local_result_.get());
-        own.job.reset();
-        continue;
-      }
-      bool heard = false;
-      while (const std::optional<Message> m = receive(MPI_ANY_SOURCE)) {
-        heard = true;
-        Slot& s = slots_[static_cast<std::size_t>(m->source)];
-        if (!s.alive) continue;  // taken for dead: its configuration went elsewhere
-        s.last_heard = Clock::now();
-        if (m->tag != result_tag || !s.job) continue;
-        Completion c;
-        c.ticket = s.job->ticket;
-        c.wall_s = m->body.value("wall_s", 0.0);
-        try {
-          c.result = m->body.at("result").get<ConfigResult>();
-        } catch (const std::exception& e) {
-          c.result = {.config = s.job->config, .status = Status::failed,
-                      .reason = "rank " + std::to_string(s.rank) + " gave an unusable answer: " + e.what()};
-        }
-        done_.push_back(std::move(c));
-        s.job.reset();
-      }
-      for (Slot& s : slots_)
-        if (s.rank > 0 && s.alive && s.job && silent(s)) lose(s);
-      if (!heard && done_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    auto [ticket, answer] = ranks_.collect();
+    Completion c;
+    c.ticket = ticket;
+    c.wall_s = answer.value("wall_s", 0.0);
+    const Config config = configs_[ticket];
+    configs_.erase(ticket);
+    try {
+      if (answer.contains("lost"))
+        c.result = {.config = config, .status = Status::failed, .reason = answer.at("lost").get<std::string>()};
+      else
+        c.result = answer.at("result").get<ConfigResult>();
+    } catch (const std::exception& e) {
+      c.result = {.config = config, .status = Status::failed, .reason = std::string("an unusable answer: ") + e.what()};
     }
+    return c;
   }
 
  private:
-  struct Job {
-    std::size_t ticket = 0;
-    Config config;
-    double abort_above_s = 0, timeout_s = 0;
-    int attempts = 0;
-  };
-  struct Slot {
-    int rank = 0;
-    bool alive = true;
-    std::optional<Job> job;
-    Clock::time_point last_heard;
-  };
-
-  static bool silent(const Slot& s) {
-    return std::chrono::duration<double>(Clock::now() - s.last_heard).count() > rank_silence_s;
-  }
-
-  // A rank fell silent: its configuration is tried once more on another slot.
-  void lose(Slot& s) {
-    s.alive = false;
-    ranks_lost = true;
-    Job job = std::move(*s.job);
-    s.job.reset();
-    if (++job.attempts < 2) {
-      waiting_.push_front(std::move(job));
-      return;
-    }
-    done_.push_back({.ticket = job.ticket,
-                     .result = {.config = job.config, .status = Status::failed,
-                                .reason = "the ranks evaluating it died, twice (last: rank " + std::to_string(s.rank) + ")"}});
-  }
-
-  void dispatch() {
-    for (Slot& s : slots_) {
-      if (waiting_.empty()) return;
-      if (!s.alive || s.job) continue;
-      s.job = std::move(waiting_.front());
-      waiting_.pop_front();
-      const Job& job = *s.job;
-      if (s.rank == 0) {
-        local_result_ = local_thread_.run([this, job] {
-          const auto start = Clock::now();
-          Completion c{.ticket = job.ticket, .result = local_->run(job.config, job.abort_above_s, job.timeout_s)};
-          c.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
-          return c;
-        });
-      } else {
-        send(s.rank, job_tag, {{"ticket", job.ticket}, {"config", job.config}, {"abort_above_s", job.abort_above_s},
-                               {"timeout_s", job.timeout_s}});
-        s.last_heard = Clock::now();
-      }
-    }
+  json evaluate_here(const json& job) {
+    const auto start = Clock::now();
+    const ConfigResult r = local_->run(job.at("config").get<Config>(), job.at("abort_above_s").get<double>(),
+                                       job.at("timeout_s").get<double>());
+    return {{"result", r}, {"wall_s", std::chrono::duration<double>(Clock::now() - start).count()}};
   }
 
   std::unique_ptr<ConfigurationRunner> local_;
-  std::vector<Slot> slots_;  // index = rank
-  std::deque<Job> waiting_;
-  std::deque<Completion> done_;
-  std::future<Completion> local_result_;
-  TaskThread local_thread_;  // destroyed first: no evaluation outlives the runner
+  std::map<std::size_t, Config> configs_;  // in flight, by ticket
+  Dispatcher ranks_;  // after local_: destroyed first
 };
 }  // namespace
 
@@ -452,6 +532,18 @@ std::unique_ptr<ConfigurationRunner> make_rank_runner(std::unique_ptr<Configurat
                                                       const WorkerSetup& setup, const std::string& fingerprint) {
   if (world().size <= 1) return local;
   return std::make_unique<RankRunner>(std::move(local), setup, fingerprint);
+}
+
+std::vector<nlohmann::json> run_jobs(const std::vector<nlohmann::json>& jobs) {
+  if (world().size <= 1) return run_jobs_here(jobs);
+  std::vector<json> answers(jobs.size());
+  Dispatcher ranks([](const json& job) { return run_job(job); });
+  for (std::size_t i = 0; i < jobs.size(); ++i) ranks.submit(i, jobs[i]);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    auto [ticket, answer] = ranks.collect();
+    answers[ticket] = answer.contains("lost") ? json{{"error", answer.at("lost")}} : std::move(answer);
+  }
+  return answers;
 }
 
 #endif

@@ -156,7 +156,9 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
   TuneResult result;
   result.space_size = domain.size();
   result.reference_name = runner.reference_name();
+  const auto reference_start = std::chrono::steady_clock::now();
   result.reference_gflops = runner.reference_gflops();
+  result.reference_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - reference_start).count();
   double best_wall_s = 0;  // wall time the evaluation of the best configuration took
 
   // Candidates found in the cache wait here to be collected before anything the runner has.

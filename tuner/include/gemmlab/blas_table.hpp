@@ -14,6 +14,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -114,12 +115,16 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
 // kernel) are timed again together, in alternating blocks, and stored with those timings and
 // blas_finalist_reason: one timing each, taken minutes apart on a machine whose speed drifts,
 // does not rank close configurations reliably. Returns how many (problem, T) it tuned.
+// `make_runner` evaluates a kernel's configurations on a problem (default: an InProcessRunner on
+// `device`; `gemmlab blas-table` under MPI: a runner over every rank).
+using RunnerFactory = std::function<std::unique_ptr<ConfigurationRunner>(const Kernel&, const Problem&)>;
 std::size_t tune_missing_classes(Device& device,
                                  const std::function<std::vector<const Kernel*>(const Problem&)>& kernels_for,
                                  Reference* truth_fp64, Reference* reference,
                                  ResultsCache& cache, const BlasTable& table, const std::vector<Problem>& problems,
                                  const std::vector<int>& library_threads, const TuneOptions& options,
-                                 const std::function<void(const Problem&, const Kernel&, int)>& progress = {});
+                                 const std::function<void(const Problem&, const Kernel&, int)>& progress = {},
+                                 const RunnerFactory& make_runner = {});
 
 // The shapes `gemmlab blas-table --tune` tunes by default and bench/blas_bench.py measures:
 // squares, tall-skinny, short-wide and small-K shapes, a BERT-base layer's GEMMs, LLM decoding

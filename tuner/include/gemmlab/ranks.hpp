@@ -11,8 +11,9 @@
 // Messages (tags below), each one JSON document:
 //   setup  0 -> r  a WorkerSetup; r opens its device (GPUs: by local rank) and starts its worker
 //   ready  r -> 0  {"fingerprint": ..., "device": ...} or {"error": why}
-//   job    0 -> r  {"ticket": t, "config": {...}, "abort_above_s": x, "timeout_s": y}
-//   result r -> 0  {"ticket": t, "result": ConfigResult, "wall_s": w}
+//   job    0 -> r  {"ticket": t, "job": {"kind": "evaluate", "config": {...}, "abort_above_s": x,
+//                  "timeout_s": y}} or a job of a registered kind (add_job_handler)
+//   result r -> 0  {"ticket": t, "answer": {"result": ConfigResult, "wall_s": w}} or the handler's
 //   alive  r -> 0  {} every second while r sets up or evaluates
 //   stop   0 -> r  {} (sent by every rank 0 on its way out, whatever the command did)
 //
@@ -28,9 +29,12 @@
 // from the cache); `mpirun --enable-recovery` keeps the others running, which this needs.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "gemmlab/registry.hpp"
 #include "gemmlab/tune.hpp"
@@ -66,12 +70,27 @@ class Session {
 // Returns the number of cores this rank may use.
 int pin_to_share();
 
+// The device index this rank uses when `asked` is asked for: GPUs in turn by local rank, starting
+// at `asked`; devices in host memory (CPU, simulators) as asked.
+int device_index(const std::vector<DeviceInfo>& devices, int asked);
+
 // Seconds without a message from a rank that owes an answer before it is taken for dead.
 constexpr double rank_silence_s = 10.0;
 
 // Ranks > 0: serve rank 0 until it says stop. `worker_command` starts the sandboxed worker
 // (argv). Returns the process's exit status.
 int serve_rank(const Registry& registry, const std::vector<std::string>& worker_command);
+
+// Jobs of other kinds (gemmlab sweep's rows of one kernel, ...): a handler turns a job, a JSON
+// object with its "kind", into its answer. Every rank registers the same handlers (the program
+// does, before it parses its command line), so rank 0 can hand any rank any job.
+using JobHandler = std::function<nlohmann::json(const nlohmann::json& job)>;
+void add_job_handler(const std::string& kind, JobHandler handler);
+
+// Rank 0: runs `jobs` on every rank, rank 0 included (one process: here, in order), and returns
+// their answers in the jobs' order; a handler's exception, or a job lost with its rank twice,
+// answers {"error": why}. A rank runs one job at a time.
+std::vector<nlohmann::json> run_jobs(const std::vector<nlohmann::json>& jobs);
 
 // Rank 0: a runner over every rank: `local` (this rank's own runner) and ranks 1..size-1, which
 // are sent `setup`. Throws ConfigError when a rank holds another device than `fingerprint` (the

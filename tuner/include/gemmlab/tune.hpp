@@ -131,11 +131,13 @@ struct TuneResult {
   std::size_t worker_restarts = 0;
   std::size_t reused_from_cache = 0;
   double seconds = 0;  // wall time of the search
-  // Where the search's wall time went in this process (rank 0 under MPI): waiting for results
-  // (runner.collect()), committing them to the results cache, and the rest, which is the
-  // strategy proposing the next configurations and the cache lookups.
-  double wait_seconds = 0, commit_seconds = 0;
-  double proposal_seconds() const { return std::max(0.0, seconds - wait_seconds - commit_seconds); }
+  // Where the search's wall time went in this process (rank 0 under MPI): timing the reference
+  // at the start, waiting for results (runner.collect()), committing them to the results cache,
+  // and the rest, which is the strategy proposing the next configurations and the cache lookups.
+  double reference_seconds = 0, wait_seconds = 0, commit_seconds = 0;
+  double proposal_seconds() const {
+    return std::max(0.0, seconds - reference_seconds - wait_seconds - commit_seconds);
+  }
   double evaluations_per_second() const { return seconds > 0 ? static_cast<double>(history.size()) / seconds : 0; }
   // The best `n` successful entries, fastest first.
   std::vector<ConfigResult> top(std::size_t n) const;

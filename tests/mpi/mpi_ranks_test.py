@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""gemmlab tune on MPI ranks (mpirun --oversubscribe, loopback), end to end:
+"""gemmlab on MPI ranks (mpirun --oversubscribe, loopback), end to end:
 
  1. the systolic simulator and a CPU kernel at one thread, on 3 ranks, give as many results as one
     process with the same budget, each configuration once, and say they ran on 3 ranks;
@@ -7,9 +7,15 @@
     the whole budget evaluated and every result in the cache, none lost, none failed;
  3. rank 0 killed with SIGKILL mid-run: mpirun ends the job, every result committed before is
     still in the cache, and the same command run again reuses them and completes the budget;
- 4. ranks holding different devices (one rank hides AVX-512): a clear error, exit status 2.
+ 4. ranks holding different devices (one rank hides AVX-512): a clear error, exit status 2;
+ 5. gemmlab sweep of the systolic simulator on 3 ranks gives the rows of a one-process sweep
+    (simulated times: equal to the last digit);
+ 6. gemmlab blas-table --tune on 3 ranks tunes its class with both kernels, fills the cache with
+    the budget's results and writes the table entry;
+ 7. two ranks on this node split its cores (unless the launcher bound them): rank 0's CPU device
+    reports half of them.
 
-    mpi_tune_test.py GEMMLAB MPIRUN
+    mpi_ranks_test.py GEMMLAB MPIRUN
 """
 import json
 import os
@@ -100,7 +106,25 @@ def start_and_kill(args, cache, rank, mpirun_options=()):
     return run.returncode, out, err, before
 
 
+def check_cpu_share():
+    """Two ranks on this node split its cores: the CPU device of each reports its share."""
+    cores = os.cpu_count() or 1
+    if cores < 2:
+        print("ok: (one core: no share to check)")
+        return
+    alone = subprocess.run([GEMMLAB, "devices", "--json"], env=ENV, capture_output=True, text=True, check=True)
+    ranked = subprocess.run([MPIRUN, "--oversubscribe", "--bind-to", "none", "-np", "2", GEMMLAB, "devices", "--json"],
+                            env=ENV, capture_output=True, text=True, timeout=120)
+    if ranked.returncode != 0:
+        fail(f"gemmlab devices on 2 ranks exited {ranked.returncode}\n{ranked.stderr[-2000:]}")
+    cpu = lambda out: next(d for d in json.loads(out)["devices"] if d["backend"] == "cpu")["cores"]
+    if cpu(alone.stdout) != cores or cpu(ranked.stdout) != cores // 2:
+        fail(f"cores: {cpu(alone.stdout)} alone, {cpu(ranked.stdout)} on rank 0 of 2; {cores} online")
+    print(f"ok: alone the CPU has {cores} cores; rank 0 of 2 is pinned to {cores // 2}")
+
+
 def main():
+    check_cpu_share()
     check_same_count(["--backend", "systolic", "--kernel", "02_buffer_tiled", "--m", "512", "--n", "512", "--k", "512",
                       "--budget", "40", "--no-cache"], 40, "systolic 02_buffer_tiled")
     check_same_count(["--kernel", "05_packed_avx512", "--m", "96", "--n", "96", "--k", "96", "--budget", "20",
@@ -148,6 +172,33 @@ def main():
     if done.returncode == 0 or "different devices" not in done.stderr or "rank 1" not in done.stderr:
         fail(f"ranks on different devices: exit {done.returncode}\n{done.stderr[-2000:]}")
     print("ok: ranks holding different devices are refused:", done.stderr.strip().splitlines()[0])
+
+    sweep = [GEMMLAB, "sweep", "--backend", "systolic", "--sizes", "128,256,512", "--no-cache", "--no-ceilings", "--json"]
+    sweeps = []
+    for command in (sweep, [MPIRUN, "--oversubscribe", "-np", "3"] + sweep):
+        done = subprocess.run(command, env=ENV, capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            fail(f"{' '.join(command)} exited {done.returncode}\n{done.stderr[-2000:]}")
+        sweeps.append([(r["kernel"], r["m"], r["n"], r["k"], r["params"], r["gflops"], r["valid"],
+                        r["reference"]["gflops"]) for r in json.loads(done.stdout)["results"]])
+    if not sweeps[0] or sweeps[0] != sweeps[1]:
+        fail(f"the sweep on 3 ranks differs from one process:\n{sweeps[0]}\n{sweeps[1]}")
+    print(f"ok: the systolic sweep on 3 ranks gives the one-process rows ({len(sweeps[0])} rows)")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cache, table = os.path.join(tmp, "results.sqlite"), os.path.join(tmp, "table.json")
+        # --tune=true: Open MPI's mpirun reads a bare --tune as its own option (a parameter file).
+        command = [MPIRUN, "--oversubscribe", "-np", "3", GEMMLAB, "blas-table", "--tune=true", "--shapes", "64x64x64",
+                   "--precision", "fp32", "--library-threads", "1", "--budget", "6", "--cache", cache, "--out", table]
+        done = subprocess.run(command, env=ENV, capture_output=True, text=True, timeout=300)
+        if done.returncode != 0 or "3 MPI ranks" not in done.stdout:
+            fail(f"{' '.join(command)} exited {done.returncode}\n{done.stdout[-1000:]}{done.stderr[-2000:]}")
+        with sqlite3.connect(cache) as db:
+            kernels = dict(db.execute("SELECT kernel, COUNT(*) FROM results GROUP BY kernel").fetchall())
+        entries = json.load(open(table))["entries"]
+        if kernels != {"05_packed_avx512": 6, "06_small_m": 6} or len(entries) != 1:
+            fail(f"blas-table on 3 ranks: cache {kernels}, {len(entries)} table entries")
+        print(f"ok: blas-table --tune on 3 ranks: 6 results per kernel, entry {entries[0]['kernel']}")
 
 
 if __name__ == "__main__":
