@@ -67,8 +67,8 @@ std::string host_name() {
 
 constexpr const char* sweep_job = "sweep-kernel";
 
-// The device a sweep's jobs evaluate on: rank 0's own (set while its sweep runs), or on another
-// MPI rank one opened for the first job and kept for the next.
+// The device a sweep's jobs evaluate on: the command's own (set while a one-process sweep runs),
+// or one the rank opened for its first job and kept for the next.
 EvaluationSetup* sweep_setup = nullptr;
 
 // One kernel's part of a sweep, evaluated in this process (on whichever rank runs the job): for
@@ -236,7 +236,10 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
                       {"max_seconds", o->max_seconds}, {"skip_above", o->skip_above}, {"shapes", shapes},
                       {"configs", configs}});
     }
-    sweep_setup = &setup;
+    // One process runs the jobs on this thread, with the device opened above. On MPI ranks rank 0
+    // runs its jobs on a thread of their own, which opens the device for itself as every rank
+    // does (a GPU runtime's current device belongs to the thread that set it).
+    sweep_setup = ranks::world().size > 1 ? nullptr : &setup;
     const std::vector<nlohmann::json> answers = ranks::run_jobs(jobs);
     sweep_setup = nullptr;
 

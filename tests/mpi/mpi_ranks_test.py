@@ -66,8 +66,11 @@ def check_same_count(args, budget, label):
 def rows(cache):
     if not os.path.exists(cache):
         return set()
-    with sqlite3.connect(cache) as db:
-        return {r[0] for r in db.execute("SELECT config FROM results")}
+    try:
+        with sqlite3.connect(cache) as db:
+            return {r[0] for r in db.execute("SELECT config FROM results")}
+    except sqlite3.OperationalError:  # rank 0 is creating the file
+        return set()
 
 
 def rank_pid(rank):

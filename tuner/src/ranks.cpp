@@ -5,13 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <functional>
-#include <map>
 #include <future>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -31,7 +31,7 @@ namespace gemmlab::ranks {
 namespace {
 World the_world;
 
-// The node's online CPUs and the ones this process may run on.
+// The node's online CPUs.
 int online_cpus() { return static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN))); }
 }  // namespace
 
