@@ -8,8 +8,8 @@
 #include <mutex>
 #include <set>
 #include <stdexcept>
-#include <tuple>
 #include <thread>
+#include <tuple>
 
 #include "gemmlab/kernel.hpp"
 
