@@ -219,10 +219,10 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
     const std::string fingerprint_here = fingerprint(info);
     std::vector<nlohmann::json> jobs;
     std::vector<std::vector<ChosenConfig>> chosen(kernels.size());
+    std::vector<SearchSpace> spaces;  // per kernel: they depend on the device and precision, not the shape
     for (std::size_t i = 0; i < kernels.size(); ++i) {
       const Kernel& kernel = *kernels[i];
-      // The space and default depend on the device and precision only, not on the shape.
-      const SearchSpace space = kernel.space(info, precision);
+      const SearchSpace& space = spaces.emplace_back(kernel.space(info, precision));
       const Config defaults = default_config(kernel, info, precision, threads);
       nlohmann::json shapes = nlohmann::json::array(), configs = nlohmann::json::array();
       for (const Problem& p : problems) {
@@ -250,7 +250,7 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
       if (answer.contains("error"))
         throw std::runtime_error(std::string(kernel.name()) + ": " + answer.at("error").get<std::string>());
       for (const auto& s : answer.at("skipped")) skipped.push_back(s);
-      const SearchSpace space = kernel.space(info, precision);
+      const SearchSpace& space = spaces[i];
       for (std::size_t j = 0; j < problems.size(); ++j) {
         const nlohmann::json& e = answer.at("evaluations")[j];
         if (e.is_null()) continue;  // left out (skipped)

@@ -104,7 +104,6 @@ void add_job_handler(const std::string& kind, JobHandler handler) { job_handlers
 
 #ifndef GEMMLAB_HAVE_MPI
 
-bool built_with_mpi() { return false; }
 Session::Session(int&, char**&) {
   if (launched_with_others())
     std::fprintf(stderr, "gemmlab: this build has no MPI (GEMMLAB_WITH_MPI): each process started by the launcher "
@@ -223,8 +222,6 @@ auto with_heartbeat(TaskThread& thread, Work work) {
 }
 
 }  // namespace
-
-bool built_with_mpi() { return true; }
 
 Session::Session(int& argc, char**& argv) {
   if (!launched_with_others()) return;

@@ -49,9 +49,6 @@ struct World {
 };
 const World& world();
 
-// Whether this build has MPI (GEMMLAB_WITH_MPI).
-bool built_with_mpi();
-
 // Starts MPI when an MPI launcher (mpirun, srun) started this process with others; else
 // nothing, and the program runs as one plain process. Ends MPI when destroyed; on rank 0 it first
 // tells every other rank to stop.
