@@ -8,7 +8,15 @@
 #include <string>
 #include <vector>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
 #include "gemmlab/buffer.hpp"
+#include "gemmlab/machine_load.hpp"
 #include "gemmlab/measure.hpp"
 #include "test_support.hpp"
 
@@ -298,6 +306,68 @@ TEST(MeasureRoundRobin, TakesTheBlocksOfEverySideInTurn) {
   const std::vector<Measurement> two = measure_round_robin({slow, fast}, quick);
   EXPECT_DOUBLE_EQ(two[0].median_s, 2e-3);
   EXPECT_DOUBLE_EQ(two[1].median_s, 1e-3);
+}
+
+// Beside a slow side, a fast side's block lasts as long as one slow run (up to 1 s), not
+// block_seconds: the reference beside a slow kernel is sampled over a comparable stretch.
+TEST(MeasureInterleaved, AFastSidesBlockLastsAsLongAsTheSlowSidesRun) {
+  std::string sequence;
+  auto slow = [&] { sequence += 's'; return 0x1p-2; };    // 0.25 s per run
+  auto fast = [&] { sequence += 'f'; return 0x1p-10; };   // ~1 ms per run
+  const MeasureOptions o{.warmup = 0, .min_repetitions = 2, .max_repetitions = 1000, .max_seconds = 1e-3,
+                         .block_seconds = 0x1p-7, .settle_seconds = 0};
+  const auto [s, f] = measure_interleaved(slow, fast, o);
+  EXPECT_EQ(s.repetitions, 2);
+  // Each of the fast side's two blocks: one settle run, then 0.25 s / (1/1024 s) = 256 samples
+  // (block_seconds alone would give 8).
+  EXPECT_EQ(f.repetitions, 2 * 256);
+  EXPECT_EQ(sequence.substr(0, 2), "ss");
+
+  // A slow side beyond the limit: blocks of the fast side last 1 s (1024 runs, cut to the 1000 a
+  // block takes at most).
+  auto slower = [] { return 4.0; };
+  MeasureOptions many = o;
+  many.max_repetitions = 5000;
+  const auto [s2, f2] = measure_interleaved(slower, fast, many);
+  EXPECT_EQ(s2.repetitions, 2);
+  EXPECT_EQ(f2.repetitions, 2 * 1000);
+}
+
+// Another process spinning on a core while this one sleeps: its CPU time is the others'.
+TEST(LoadMeter, CountsAnotherProcessSpinningAsDisturbance) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    volatile std::uint64_t x = 0;
+    for (;;) x = x + 1;  // killed below
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the child is running
+  const LoadMeter meter;
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  const std::optional<MachineLoad> load = meter.stop();
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_TRUE(load.has_value()) << "/proc/stat unreadable";
+  EXPECT_NEAR(load->seconds, 0.8, 0.2);
+  EXPECT_GT(load->others_cores + load->steal_cores, 0.5) << "a whole core spun by another process";
+  EXPECT_TRUE(load->disturbed());
+}
+
+TEST(ResidentPeakMeter, SeesABufferTouchedAndFreedSinceItStarted) {
+  release_freed_memory();
+  const ResidentPeakMeter meter;
+  {
+    constexpr std::size_t bytes = std::size_t{64} << 20;
+    auto buffer = aligned_bytes(bytes);
+    // Resident only once written; every page written through a volatile pointer, so that the
+    // compiler cannot drop the stores to a buffer freed unread.
+    volatile std::byte* pages = buffer.get();
+    for (std::size_t at = 0; at < bytes; at += 4096) pages[at] = std::byte{1};
+  }
+  const std::optional<std::int64_t> growth = meter.stop();
+  ASSERT_TRUE(growth.has_value()) << "/proc/self/clear_refs or status unavailable";
+  EXPECT_GE(*growth, std::int64_t{60} << 20);
+  EXPECT_LT(*growth, std::int64_t{128} << 20);
 }
 
 TEST(WallSeconds, CallsTheFunctionOnceAndReturnsANonNegativeDuration) {

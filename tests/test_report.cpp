@@ -31,6 +31,12 @@ fs::path fresh_dir(const std::string& name) {
   return dir;
 }
 
+int occurrences(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
 void write(const fs::path& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
@@ -77,6 +83,18 @@ TEST(CliSweep, EachKernelAtEachShapeWithTheReferenceCeilingsTilesAndLimits) {
       EXPECT_TRUE(registers) << row["growth_limits"];
     }
   }
+  // The memory of each run: the operands exactly (A, B and C, C with its poisoned guard zone) and
+  // what the kernel touched beyond them; what else ran while it was timed.
+  for (const auto& row : j["results"]) {
+    const std::int64_t m = row["m"], n = row["n"], k = row["k"];
+    const std::int64_t operands = row["memory"]["operands_bytes"].get<std::int64_t>();
+    EXPECT_GE(operands, 4 * (m * k + k * n + m * n)) << row["memory"];
+    EXPECT_LT(operands, 4 * (m * k + k * n + m * n) + 4096) << row["memory"];
+    EXPECT_GE(row["memory"]["workspace_bytes"].get<std::int64_t>(), 0) << "measured on the CPU\n" << row["memory"];
+    EXPECT_GT(row["machine_load"]["seconds"].get<double>(), 0) << row;
+    EXPECT_TRUE(row["machine_load"]["disturbed"].is_boolean()) << row;
+  }
+  EXPECT_TRUE(j["reference_disagreements"].is_array());
   // Sizes are sorted; the extra shape is there; 3 kernels x 3 shapes.
   EXPECT_EQ(seen.size(), 9u);
   EXPECT_TRUE(seen.count("01_naive 40x8x24"));
@@ -166,8 +184,8 @@ TEST(CliReport, RendersEveryPlotTheTableAndTheExplanationsFromFixtureResults) {
   const testing::CliResult r = run_cli("report" + report_inputs() + " --out " + out.string());
   ASSERT_EQ(r.status, 0) << r;
   const std::string page = testing::read_file((out / "index.html").string());
-  for (const char* plot :
-       {"gflops_vs_size", "roofline_0", "roofline_1", "staircase", "convergence", "heatmap", "blas_vs_peers"}) {
+  for (const char* plot : {"headline", "device_0", "device_1", "roofline_0", "roofline_1", "staircase", "convergence",
+                           "heatmap", "blas_vs_peers"}) {
     EXPECT_TRUE(contains(page, std::string("src=\"") + plot + ".png\"")) << plot;
     for (const char* ext : {".png", ".svg"}) {
       const fs::path file = out / (std::string(plot) + ext);
@@ -183,7 +201,18 @@ TEST(CliReport, RendersEveryPlotTheTableAndTheExplanationsFromFixtureResults) {
   EXPECT_TRUE(contains(page, "memory-bound") || contains(page, "compute-bound"));
   EXPECT_TRUE(contains(page, "could not grow further because of"));
   EXPECT_TRUE(contains(page, "not measured"));
-  EXPECT_TRUE(contains(page, "openblas"));
+  EXPECT_TRUE(contains(page, "openblas (library)")) << "a reference is labelled by its kind";
+  EXPECT_TRUE(contains(page, "heuristic (heuristic mapping)"));
+  EXPECT_TRUE(contains(page, "of the measured FMA ceiling")) << "the CPU's shares are of the measured ceiling";
+  EXPECT_TRUE(contains(page, "of the model peak")) << "the simulated array's of its model's peak";
+  EXPECT_FALSE(contains(page, "the ceiling was measured low")) << "no fixture row is above its ceiling";
+  // The first screen: the chart, then the table with one row per device and a quotable ratio.
+  EXPECT_LT(page.find("id=\"headline-chart\""), page.find("id=\"headline-table\""));
+  EXPECT_TRUE(contains(page, "× this CPU"));
+  EXPECT_TRUE(contains(page, "one tpu-v5e array (bf16, simulated): "));
+  // Each kernel explained once per device, with how it moves with size.
+  EXPECT_EQ(occurrences(page, "<li>05_packed_avx512: "), 1);
+  EXPECT_TRUE(contains(page, "From 64³ to 256³"));
   // The BLAS library's benchmark: its section, the peers' versions and the bar's summary.
   EXPECT_TRUE(contains(page, "The BLAS library against its peers"));
   EXPECT_TRUE(contains(page, "oneDNN fixture"));
@@ -199,7 +228,7 @@ TEST(CliReport, ReadsTodaysSweepsBesideTheCommittedOnes) {
                     "--no-cache --out " + sweep).status, 0);
   const testing::CliResult alone = run_cli("report --in " + sweep + " --out " + (out / "alone").string());
   ASSERT_EQ(alone.status, 0) << alone;
-  EXPECT_TRUE(contains(testing::read_file((out / "alone" / "index.html").string()), "(vendor BLAS)"))
+  EXPECT_TRUE(contains(testing::read_file((out / "alone" / "index.html").string()), "× openblas (library)"))
       << "the reference's GFLOP/s are read from a schema-2 sweep";
   const testing::CliResult both = run_cli("report --in " + sweep + report_inputs() + " --out " + (out / "both").string());
   ASSERT_EQ(both.status, 0) << both;
@@ -219,32 +248,102 @@ TEST(CliReport, BadInputExitsWithStatusTwo) {
   }
 }
 
-// End to end: Chromium, headless, loads index.html; the page's own script counts the images that
-// loaded (data-plots-loaded="loaded/total" on <body>).
-TEST(CliReport, HeadlessChromiumLoadsEveryPlot) {
+// Chromium, headless, on `url`: the DOM after the page's load handler ran (--dump-dom), or a
+// screenshot of the first screen (1280 x 1000) when `screenshot` is given.
+std::string chromium_output(const std::string& chromium, const fs::path& profile, const std::string& url,
+                            const std::string& screenshot = "") {
+  const std::string mode = screenshot.empty() ? " --dump-dom " : " --screenshot=" + screenshot + " ";
+  const std::string command = chromium + " --headless --no-sandbox --disable-gpu --window-size=1280,1000 --user-data-dir=" +
+                              profile.string() + " --virtual-time-budget=10000" + mode + url + " 2>/dev/null";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return {};
+  std::string text;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) text.append(buffer, n);
+  ::pclose(pipe);
+  return text;
+}
+
+// The value of attribute `name` on the DOM's <body> (HTML-escaped quotes restored).
+std::string body_attribute(const std::string& dom, const std::string& name) {
+  const auto at = dom.find(name + "=\"");
+  if (at == std::string::npos) return {};
+  std::string value = dom.substr(at + name.size() + 2, dom.find('"', at + name.size() + 2) - at - name.size() - 2);
+  for (std::size_t q; (q = value.find("&quot;")) != std::string::npos;) value.replace(q, 6, "\"");
+  return value;
+}
+
+// End to end: Chromium, headless, loads index.html. The page's own script counts the images that
+// loaded and measures where the first chart and table begin; the first screen's screenshot is
+// taken; every measured point of the first chart above its ceiling must be flagged. The CPU
+// fixture is altered so that one row is above the measured ceiling and one row's reference ran far
+// below the others: both must be flagged on the page.
+TEST(CliReport, HeadlessChromiumShowsTheFirstChartAndTableAndFlagsEveryPointAboveItsCeiling) {
   const char* chromium = nullptr;
   for (const char* candidate : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
     if (fs::exists(candidate)) chromium = candidate;
   if (chromium == nullptr) GTEST_SKIP() << "no Chromium here (scripts/install-deps.sh installs Debian's chromium)";
   const fs::path out = fresh_dir("report-chromium");
-  ASSERT_EQ(run_cli("report" + report_inputs() + " --out " + out.string()).status, 0);
-  const std::string command = std::string(chromium) +
-                              " --headless --no-sandbox --disable-gpu --user-data-dir=" + (out / "profile").string() +
-                              " --virtual-time-budget=10000 --dump-dom file://" + (out / "index.html").string() +
-                              " 2>/dev/null";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string dom;
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) dom.append(buffer, n);
-  ::pclose(pipe);
-  const auto at = dom.find("data-plots-loaded=\"");
-  ASSERT_NE(at, std::string::npos) << "the page's load handler did not run:\n" << dom.substr(0, 500);
-  const std::string counts = dom.substr(at + 19, dom.find('"', at + 19) - at - 19);
+  nlohmann::json cpu = nlohmann::json::parse(testing::read_file(fixture("sweep-cpu.json")));
+  const double ceiling = cpu["device"]["measured"]["fma_gflops_fp32"].get<double>();
+  int altered = 0;
+  for (auto& row : cpu["results"]) {
+    if (row["kernel"] == "04_register_blocked_avx2" && row["m"] == 256 && row["n"] == 256 && row["k"] == 256) {
+      row["gflops"] = 1.5 * ceiling;  // a disturbed ceiling measurement would read like this
+      ++altered;
+    }
+    if (row["kernel"] == "02_loop_order" && row["m"] == 256 && row["n"] == 256 && row["k"] == 256) {
+      row["reference_gflops"] = 0.5 * row["reference_gflops"].get<double>();  // a busy machine's reference
+      ++altered;
+    }
+  }
+  ASSERT_EQ(altered, 2);
+  write(out / "sweep-cpu-altered.json", cpu.dump());
+  std::string inputs = " --in " + (out / "sweep-cpu-altered.json").string();
+  for (const char* f : {"sweep-tpu.json", "tune-random.json", "tune-annealing.json", "blas-bench.json"})
+    inputs += " --in " + fixture(f);
+  ASSERT_EQ(run_cli("report" + inputs + " --out " + (out / "report").string()).status, 0);
+  const std::string url = "file://" + (out / "report" / "index.html").string();
+  const std::string dom = chromium_output(chromium, out / "profile", url);
+
+  const std::string counts = body_attribute(dom, "data-plots-loaded");
+  ASSERT_FALSE(counts.empty()) << "the page's load handler did not run:\n" << dom.substr(0, 500);
   const auto slash = counts.find('/');
   ASSERT_NE(slash, std::string::npos) << counts;
   EXPECT_EQ(counts.substr(0, slash), counts.substr(slash + 1)) << "plots that did not load: " << counts;
-  EXPECT_EQ(counts.substr(slash + 1), "7") << "six plots for two devices and the BLAS library's";
+  EXPECT_EQ(counts.substr(slash + 1), "9") << "the first chart, a chart and a roofline per device, three more, the BLAS library's";
+
+  // The first screen holds the first chart whole and the start of its table.
+  const nlohmann::json screen = nlohmann::json::parse(body_attribute(dom, "data-first-screen"), nullptr, false);
+  ASSERT_FALSE(screen.is_discarded()) << body_attribute(dom, "data-first-screen");
+  const double height = screen["window_height"].get<double>();
+  EXPECT_GE(screen["chart_top"].get<double>(), 0.0) << screen;
+  EXPECT_GT(screen["chart_height"].get<double>(), 200.0) << screen;
+  EXPECT_LT(screen["chart_top"].get<double>() + screen["chart_height"].get<double>(), height) << screen;
+  EXPECT_GT(screen["table_top"].get<double>(), 0.0) << screen;
+  EXPECT_LT(screen["table_top"].get<double>(), height - 40) << screen;
+
+  // Every measured point of the first chart above its ceiling is flagged, and there is one.
+  const std::string open_tag = "id=\"headline-points\">";
+  const auto begin = dom.find(open_tag);
+  ASSERT_NE(begin, std::string::npos);
+  const auto end = dom.find("</script>", begin);
+  const nlohmann::json points = nlohmann::json::parse(dom.substr(begin + open_tag.size(), end - begin - open_tag.size()), nullptr, false);
+  ASSERT_TRUE(points.is_array()) << dom.substr(begin, 300);
+  int above = 0;
+  for (const auto& point : points) {
+    if (point["ceiling"].is_null() || point["gflops"].get<double>() <= point["ceiling"].get<double>()) continue;
+    ++above;
+    EXPECT_TRUE(point["flagged"].get<bool>()) << point;
+  }
+  EXPECT_EQ(above, 1) << points;
+  EXPECT_TRUE(contains(dom, "is above the measured FMA ceiling"));
+  EXPECT_TRUE(contains(dom, "openblas ran at")) << "the slow reference is flagged";
+
+  const fs::path shot = out / "first-screen.png";
+  chromium_output(chromium, out / "profile", url, shot.string());
+  ASSERT_TRUE(fs::exists(shot));
+  EXPECT_GT(fs::file_size(shot), 20000u) << "a blank first screen";
 }
 
 }  // namespace

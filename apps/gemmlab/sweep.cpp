@@ -9,6 +9,7 @@
 #include <chrono>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -67,15 +68,38 @@ std::string host_name() {
 
 constexpr const char* sweep_job = "sweep-kernel";
 
+// Shapes at which the reference's speeds in different rows lie more than `tolerance` apart
+// (max / min - 1): [{"shape", "min_gflops", "max_gflops", "rows"}].
+nlohmann::json reference_disagreements(const nlohmann::json& rows, double tolerance = 0.15) {
+  std::map<std::string, std::vector<double>> speeds;
+  for (const auto& row : rows) {
+    const auto& ref = row.value("reference", nlohmann::json());
+    if (!ref.is_object() || !ref.value("gflops", nlohmann::json()).is_number()) continue;
+    speeds[fmt::format("{}x{}x{}", row.at("m").get<std::int64_t>(), row.at("n").get<std::int64_t>(),
+                       row.at("k").get<std::int64_t>())].push_back(ref.at("gflops").get<double>());
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [shape, values] : speeds) {
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    if (*lo > 0 && *hi / *lo - 1 > tolerance)
+      out.push_back({{"shape", shape}, {"min_gflops", *lo}, {"max_gflops", *hi}, {"rows", values.size()}});
+  }
+  return out;
+}
+
 // The device a sweep's jobs evaluate on: the command's own (set while a one-process sweep runs),
 // or one the rank opened for its first job and kept for the next.
 EvaluationSetup* sweep_setup = nullptr;
 
-// One kernel's part of a sweep, evaluated in this process (on whichever rank runs the job): for
-// each shape in order, the kernel at the configuration rank 0 chose, with the reference
-// alternating; a shape is left out where the speed at the previous one predicts a run longer
-// than skip_above seconds. Answers {"evaluations": [an evaluation's JSON, or null where left
-// out], "skipped": [...]}.
+// One shape of a sweep, evaluated in this process (on whichever rank runs the job): every kernel
+// at the configuration rank 0 chose, all timed together with the reference in turn
+// (Evaluator::run_together), so that each row's ratio is to one reference measurement taken in
+// alternation with every kernel: the reference's speed at a shape cannot depend on which kernel
+// it was timed beside. A kernel is left out where its speed at the previous shape predicts a run
+// longer than skip_above seconds ("predicted_gflops", when the sweep runs in one process), or
+// where its first run took longer than that (on MPI ranks, where shapes run side by side and
+// there is no previous one). Answers {"evaluations": [an evaluation's JSON per kernel, or null
+// where left out], "skipped": [...]}.
 nlohmann::json run_sweep_job(const nlohmann::json& job) {
   static std::optional<EvaluationSetup> own;
   static std::string own_key;
@@ -97,35 +121,45 @@ nlohmann::json run_sweep_job(const nlohmann::json& job) {
       throw std::runtime_error("rank " + std::to_string(ranks::world().rank) + " holds " + here + ", rank 0 " +
                                job.at("fingerprint").get<std::string>() + ": a sweep compares one device");
   }
-  const Kernel& kernel = registry().kernel(job.at("backend").get<std::string>(), job.at("kernel").get<std::string>());
+  const std::string backend = job.at("backend").get<std::string>();
   const Precision precision = parse_precision(job.at("precision").get<std::string>());
+  const nlohmann::json& shape = job.at("shape");
+  Problem p = Problem::packed(shape.at("m").get<std::int64_t>(), shape.at("n").get<std::int64_t>(),
+                              shape.at("k").get<std::int64_t>(), precision);
   EvaluationOptions eval;
   eval.measure.max_seconds = job.at("max_seconds").get<double>();
   const double skip_above = job.at("skip_above").get<double>();
+  eval.abort_above_s = skip_above;
   nlohmann::json evaluations = nlohmann::json::array(), skipped = nlohmann::json::array();
-  std::optional<double> last_gflops;
-  for (std::size_t i = 0; i < job.at("shapes").size(); ++i) {
-    const nlohmann::json& shape = job.at("shapes")[i];
-    Problem p = Problem::packed(shape.at("m").get<std::int64_t>(), shape.at("n").get<std::int64_t>(),
-                                shape.at("k").get<std::int64_t>(), precision);
-    const double flops = p.flops();
-    if (last_gflops && *last_gflops > 0 && flops / (*last_gflops * 1e9) > skip_above) {
+  std::vector<std::pair<const Kernel*, Config>> candidates;
+  std::vector<std::size_t> candidate_of;  // kernel index of each candidate
+  const auto& names = job.at("kernels");
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const Kernel& kernel = registry().kernel(backend, names[i].get<std::string>());
+    evaluations.push_back(nullptr);
+    const nlohmann::json& predicted = job.at("predicted_gflops")[i];
+    if (predicted.is_number() && predicted.get<double>() > 0 && p.flops() / (predicted.get<double>() * 1e9) > skip_above) {
       skipped.push_back({{"kernel", kernel.name()}, {"m", p.m}, {"n", p.n}, {"k", p.k},
                          {"reason", fmt::format("one run would take about {:.0f} s at {:.2f} GFLOP/s (--skip-above {})",
-                                                flops / (*last_gflops * 1e9), *last_gflops, skip_above)}});
-      evaluations.push_back(nullptr);
+                                                p.flops() / (predicted.get<double>() * 1e9), predicted.get<double>(),
+                                                skip_above)}});
       continue;
     }
-    Evaluation e;
-    try {
-      e = evaluate(*setup->device, kernel, job.at("configs")[i].get<Config>(), p, setup->truth.get(),
-                   setup->reference.get(), eval);
-      if (e.kernel) last_gflops = e.kernel->gflops;
-    } catch (const std::exception& error) {  // the kernel refused the problem or configuration
-      e.validation = {.valid = false, .max_rel_error = std::numeric_limits<double>::quiet_NaN(), .tolerance = 0,
-                      .reason = error.what()};
+    candidates.emplace_back(&kernel, job.at("configs")[i].get<Config>());
+    candidate_of.push_back(i);
+  }
+  validate(p);
+  Evaluator evaluator(*setup->device, p, setup->truth.get(), eval.seed);
+  std::vector<Evaluation> results = evaluator.run_together(candidates, setup->reference.get(), eval);
+  for (std::size_t c = 0; c < results.size(); ++c) {
+    const std::size_t i = candidate_of[c];
+    if (results[c].aborted) {
+      skipped.push_back({{"kernel", names[i]}, {"m", p.m}, {"n", p.n}, {"k", p.k},
+                         {"reason", fmt::format("one run took {:.0f} s (--skip-above {})",
+                                                results[c].kernel->measurement.median_s, skip_above)}});
+      continue;
     }
-    evaluations.push_back(nlohmann::json(e));
+    evaluations[i] = nlohmann::json(results[c]);
   }
   return {{"evaluations", evaluations}, {"skipped", skipped}};
 }
@@ -214,45 +248,61 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
     for (const std::string& name : wanted) registry().kernel(o->backend, name);  // unknown names fail, listed
     if (kernels.empty()) throw UsageError("no kernel of " + o->backend + " runs " + precision_name + " on " + info.name);
 
-    // One job per kernel, its shapes in order (the speed at one size predicts the next): on MPI
-    // ranks the kernels are measured side by side, one per rank at a time.
+    // One job per shape, every kernel in it timed together with the reference. In one process the
+    // shapes run in order and each kernel's speed at one predicts its run time at the next (to
+    // leave out runs longer than --skip-above); on MPI ranks the shapes are measured side by side,
+    // one per rank at a time.
     const std::string fingerprint_here = fingerprint(info);
-    std::vector<nlohmann::json> jobs;
     std::vector<std::vector<ChosenConfig>> chosen(kernels.size());
     std::vector<SearchSpace> spaces;  // per kernel: they depend on the device and precision, not the shape
     for (std::size_t i = 0; i < kernels.size(); ++i) {
       const Kernel& kernel = *kernels[i];
       const SearchSpace& space = spaces.emplace_back(kernel.space(info, precision));
       const Config defaults = default_config(kernel, info, precision, threads);
-      nlohmann::json shapes = nlohmann::json::array(), configs = nlohmann::json::array();
-      for (const Problem& p : problems) {
+      for (const Problem& p : problems)
         chosen[i].push_back(choose_config(space, {}, defaults, results ? &*results : nullptr, cache_key(info, kernel, p)));
-        shapes.push_back({{"m", p.m}, {"n", p.n}, {"k", p.k}});
-        configs.push_back(chosen[i].back().config);
-      }
-      jobs.push_back({{"kind", sweep_job}, {"backend", o->backend}, {"kernel", kernel.name()},
-                      {"precision", precision_name}, {"fingerprint", fingerprint_here},
-                      {"setup", {{"device", o->setup.device}, {"reference", reference_name}, {"threads", threads}}},
-                      {"max_seconds", o->max_seconds}, {"skip_above", o->skip_above}, {"shapes", shapes},
-                      {"configs", configs}});
     }
-    // One process runs the jobs on this thread, with the device opened above. On MPI ranks rank 0
-    // runs its jobs on a thread of their own, which opens the device for itself as every rank
-    // does (a GPU runtime's current device belongs to the thread that set it).
-    sweep_setup = ranks::world().size > 1 ? nullptr : &setup;
-    const std::vector<nlohmann::json> answers = ranks::run_jobs(jobs);
-    sweep_setup = nullptr;
+    nlohmann::json names = nlohmann::json::array();
+    for (const Kernel* k : kernels) names.push_back(k->name());
+    std::vector<nlohmann::json> jobs;
+    for (std::size_t j = 0; j < problems.size(); ++j) {
+      nlohmann::json configs = nlohmann::json::array();
+      for (std::size_t i = 0; i < kernels.size(); ++i) configs.push_back(chosen[i][j].config);
+      jobs.push_back({{"kind", sweep_job}, {"backend", o->backend}, {"kernels", names}, {"precision", precision_name},
+                      {"fingerprint", fingerprint_here},
+                      {"setup", {{"device", o->setup.device}, {"reference", reference_name}, {"threads", threads}}},
+                      {"max_seconds", o->max_seconds}, {"skip_above", o->skip_above},
+                      {"shape", {{"m", problems[j].m}, {"n", problems[j].n}, {"k", problems[j].k}}},
+                      {"configs", configs}, {"predicted_gflops", std::vector<nlohmann::json>(kernels.size())}});
+    }
+    std::vector<nlohmann::json> answers;
+    if (ranks::world().size > 1) {
+      // Rank 0 runs its jobs on a thread of their own, which opens the device for itself as every
+      // rank does (a GPU runtime's current device belongs to the thread that set it).
+      answers = ranks::run_jobs(jobs);
+    } else {
+      sweep_setup = &setup;
+      std::vector<nlohmann::json> last(kernels.size());
+      for (nlohmann::json& job : jobs) {
+        job["predicted_gflops"] = last;
+        answers.push_back(run_sweep_job(job));
+        for (std::size_t i = 0; i < kernels.size(); ++i)
+          if (const auto& e = answers.back().at("evaluations")[i]; e.is_object() && e.value("gflops", nlohmann::json()).is_number())
+            last[i] = e.at("gflops");
+      }
+      sweep_setup = nullptr;
+    }
+    for (const nlohmann::json& answer : answers) {
+      if (answer.contains("error")) throw std::runtime_error(answer.at("error").get<std::string>());
+      for (const auto& s : answer.at("skipped")) skipped.push_back(s);
+    }
 
     nlohmann::json rows = nlohmann::json::array();
     for (std::size_t i = 0; i < kernels.size(); ++i) {
       const Kernel& kernel = *kernels[i];
-      const nlohmann::json& answer = answers[i];
-      if (answer.contains("error"))
-        throw std::runtime_error(std::string(kernel.name()) + ": " + answer.at("error").get<std::string>());
-      for (const auto& s : answer.at("skipped")) skipped.push_back(s);
       const SearchSpace& space = spaces[i];
       for (std::size_t j = 0; j < problems.size(); ++j) {
-        const nlohmann::json& e = answer.at("evaluations")[j];
+        const nlohmann::json& e = answers[j].at("evaluations")[i];
         if (e.is_null()) continue;  // left out (skipped)
         const Problem& p = problems[j];
         const Config& config = chosen[i][j].config;
@@ -273,9 +323,21 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
                                                                                 : nlohmann::json()),
                      to_string(config), chosen[i][j].source);
         if (!o->json) print_ignored(chosen[i][j].ignored);
+        if (const auto& load = row.value("machine_load", nlohmann::json()); load.is_object() && load.at("disturbed").get<bool>())
+          fmt::print(stderr, "gemmlab sweep: warning: {} {}: other work took {:.2f} cores (steal {:.2f}) while it was timed\n",
+                     kernel.name(), p.shape(), load.at("others_cores").get<double>(), load.at("steal_cores").get<double>());
         rows.push_back(std::move(row));
       }
     }
+
+    // The reference is timed beside every kernel: at one shape its speed should not depend on
+    // which kernel it was timed beside. Where it does, say so (the report flags it too).
+    const nlohmann::json disagreements = reference_disagreements(rows);
+    for (const auto& d : disagreements)
+      fmt::print(stderr, "gemmlab sweep: warning: {} at {} ran at {:.1f} to {:.1f} GFLOP/s beside different kernels "
+                 "({:.0f}% apart): the machine's speed changed during the sweep; rerun it on an idle machine\n",
+                 reference_name, d.at("shape").get<std::string>(), d.at("min_gflops").get<double>(),
+                 d.at("max_gflops").get<double>(), 100 * (d.at("max_gflops").get<double>() / d.at("min_gflops").get<double>() - 1));
 
     std::string command = "gemmlab sweep";
     for (const auto* option : cmd->get_options())
@@ -299,6 +361,7 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
         {"power_source", power_read ? setup.device->power_source() : "not measured"},
         {"results", rows},
         {"skipped", skipped},
+        {"reference_disagreements", disagreements},
     };
     if (!o->out.empty()) {
       std::ofstream file(o->out);

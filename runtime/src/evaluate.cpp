@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <vector>
 
 namespace gemmlab {
@@ -78,23 +79,42 @@ Evaluator::Evaluator(Device& device, const Problem& problem, Reference* truth_fp
 
 Evaluator::~Evaluator() = default;
 
+Evaluator::Checked Evaluator::prepare_and_check(const Kernel& kernel, const Config& config) {
+  const Problem& problem = host_.problem();
+  // The memory the kernel touches beyond its operands while it is prepared and first run: the
+  // allocator first returns what earlier evaluations freed, so that reusing it shows as growth.
+  const bool meter_memory = device_.buffers_in_host_memory();
+  if (meter_memory) release_freed_memory();
+  std::optional<ResidentPeakMeter> resident;
+  if (meter_memory) resident.emplace();
+  Checked checked;
+  checked.executable = kernel.prepare(device_, problem, config);
+  // C as it was before any kernel touched it: values (beta != 0) or poison, guard zone poisoned.
+  device_.upload(*operands_->c, host_.c_initial().data(), host_.c_initial().size());
+  checked.first_run_s = wall_seconds([&] {
+    checked.executable->run(operands_->view());
+    device_.synchronize();
+  });
+  Evaluation& e = checked.evaluation;
+  e.memory.operands_bytes = static_cast<std::int64_t>(operands_->a->bytes() + operands_->b->bytes() + operands_->c->bytes());
+  if (resident) e.memory.workspace_bytes = resident->stop();
+  HostBuffer<std::byte> result(host_.c_initial().size());
+  device_.download(result.data(), *operands_->c, result.size());
+  compute_truth();
+  e.validation = host_.check(result.data());
+  return checked;
+}
+
 Evaluation Evaluator::run(const Kernel& kernel, const Config& config, Reference* timed_reference,
                           const EvaluationOptions& given) {
   const Problem& problem = host_.problem();
   EvaluationOptions options = given;
   options.measure = for_device(device_, given.measure);
-  auto executable = kernel.prepare(device_, problem, config);
-  // C as it was before any kernel touched it: values (beta != 0) or poison, guard zone poisoned.
-  device_.upload(*operands_->c, host_.c_initial().data(), host_.c_initial().size());
-  executable->run(operands_->view());
-  device_.synchronize();
-  HostBuffer<std::byte> result(host_.c_initial().size());
-  device_.download(result.data(), *operands_->c, result.size());
-  compute_truth();
-
-  Evaluation e;
-  e.validation = host_.check(result.data());
+  Checked checked = prepare_and_check(kernel, config);
+  Evaluation& e = checked.evaluation;
+  auto& executable = checked.executable;
   if (!options.time) return e;
+  const LoadMeter load;  // what else runs while this evaluation is timed
   PowerSamples kernel_power(device_), reference_power(device_);
   auto run_kernel = [&] {
     const double seconds = device_.time_once([&] { executable->run(operands_->view()); });
@@ -106,16 +126,19 @@ Evaluation Evaluator::run(const Kernel& kernel, const Config& config, Reference*
     if (first > options.abort_above_s) {
       e.aborted = true;
       e.kernel = timing(problem, summarize({first}));
+      e.load = load.stop();
       return e;
     }
   }
   if (timed_reference == nullptr) {
     if (e.validation.valid) e.kernel = timing(problem, measure(run_kernel, options.measure), &kernel_power);
+    e.load = load.stop();
     return e;
   }
   e.reference_name = timed_reference->name();
   if (!e.validation.valid) {
     e.reference = time_reference(*timed_reference, options.measure);
+    e.load = load.stop();
     return e;
   }
   auto run_reference = [&] {
@@ -128,6 +151,7 @@ Evaluation Evaluator::run(const Kernel& kernel, const Config& config, Reference*
   e.kernel = timing(problem, std::move(kernel_m), &kernel_power);
   e.reference = timing(problem, std::move(reference_m), &reference_power);
   if (e.reference->gflops > 0) e.ratio_to_reference = e.kernel->gflops / e.reference->gflops;
+  e.load = load.stop();
   return e;
 }
 
@@ -135,6 +159,83 @@ void Evaluator::compute_truth() {
   if (expected_ready_) return;
   host_.compute_expected(truth_);
   expected_ready_ = true;
+}
+
+std::vector<Evaluation> Evaluator::run_together(const std::vector<std::pair<const Kernel*, Config>>& candidates,
+                                                Reference* timed_reference, const EvaluationOptions& given) {
+  const Problem& problem = host_.problem();
+  EvaluationOptions options = given;
+  options.measure = for_device(device_, given.measure);
+  std::vector<Checked> checked;
+  std::vector<Evaluation> out(candidates.size());
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    try {
+      checked.push_back(prepare_and_check(*candidates[i].first, candidates[i].second));
+    } catch (const std::exception& error) {  // the kernel refused the problem or configuration
+      checked.push_back({});
+      checked.back().evaluation.validation = {.valid = false, .max_rel_error = std::numeric_limits<double>::quiet_NaN(),
+                                              .tolerance = 0, .reason = error.what()};
+    }
+  }
+  if (!options.time) {
+    for (std::size_t i = 0; i < checked.size(); ++i) out[i] = std::move(checked[i].evaluation);
+    return out;
+  }
+  const LoadMeter load;
+  // The sides of the round robin: the reference first, then every valid candidate whose first
+  // run was not too long (abort_above_s: that run is its one timing).
+  std::vector<std::function<double()>> runs;
+  std::vector<std::size_t> side_of;  // candidate index of each side after the reference
+  std::vector<std::unique_ptr<PowerSamples>> power;
+  if (timed_reference != nullptr) {
+    power.push_back(std::make_unique<PowerSamples>(device_));
+    PowerSamples* samples = power.back().get();
+    runs.push_back([this, &problem, timed_reference, samples] {
+      const double seconds = device_.time_once([&] { timed_reference->gemm(problem, operands_->view()); });
+      samples->sample();
+      return seconds;
+    });
+  }
+  for (std::size_t i = 0; i < checked.size(); ++i) {
+    Checked& c = checked[i];
+    if (!c.executable || !c.evaluation.validation.valid) continue;
+    if (options.abort_above_s > 0 && c.first_run_s > options.abort_above_s) {
+      c.evaluation.aborted = true;
+      c.evaluation.kernel = timing(problem, summarize({c.first_run_s}));
+      continue;
+    }
+    power.push_back(std::make_unique<PowerSamples>(device_));
+    PowerSamples* samples = power.back().get();
+    Executable* executable = c.executable.get();
+    runs.push_back([this, executable, samples] {
+      const double seconds = device_.time_once([&] { executable->run(operands_->view()); });
+      samples->sample();
+      return seconds;
+    });
+    side_of.push_back(i);
+  }
+  std::vector<Measurement> measured = runs.size() > (timed_reference != nullptr ? 1u : 0u)
+                                          ? measure_round_robin(runs, options.measure)
+                                          : std::vector<Measurement>{};
+  const std::optional<MachineLoad> machine = load.stop();
+  const std::size_t first_kernel = timed_reference != nullptr ? 1 : 0;
+  std::optional<Timing> reference;
+  if (timed_reference != nullptr && !measured.empty()) reference = timing(problem, measured[0], power[0].get());
+  for (std::size_t side = 0; side < side_of.size(); ++side) {
+    Evaluation& e = checked[side_of[side]].evaluation;
+    e.kernel = timing(problem, std::move(measured[first_kernel + side]), power[first_kernel + side].get());
+  }
+  for (std::size_t i = 0; i < checked.size(); ++i) {
+    Evaluation& e = checked[i].evaluation;
+    e.load = machine;
+    if (timed_reference != nullptr) {
+      e.reference_name = timed_reference->name();
+      e.reference = reference;
+      if (e.kernel && !e.aborted && reference && reference->gflops > 0) e.ratio_to_reference = e.kernel->gflops / reference->gflops;
+    }
+    out[i] = std::move(e);
+  }
+  return out;
 }
 
 Timing Evaluator::time_reference(Reference& reference, const MeasureOptions& given) {

@@ -105,6 +105,13 @@ void to_json(nlohmann::json& j, const Evaluation& e) {
                               {"time_ms", e.reference ? json(e.reference->measurement.median_s * 1e3) : json()},
                               {"timing", e.reference ? json(e.reference->measurement) : json()}};
   j["ratio_to_reference"] = e.ratio_to_reference;
+  j["memory"] = {{"operands_bytes", e.memory.operands_bytes},
+                 {"workspace_bytes", e.memory.workspace_bytes ? json(*e.memory.workspace_bytes) : json()}};
+  j["machine_load"] = e.load ? json{{"seconds", e.load->seconds},
+                                    {"others_cores", e.load->others_cores},
+                                    {"steal_cores", e.load->steal_cores},
+                                    {"disturbed", e.load->disturbed()}}
+                             : json();
   j["power"] = e.kernel && e.kernel->watts ? json{{"kernel", power_json(e.kernel)}, {"reference", power_json(e.reference)}}
                                            : json();
 }

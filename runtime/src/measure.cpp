@@ -58,14 +58,21 @@ std::vector<Measurement> measure_round_robin(const std::vector<std::function<dou
   if (runs.empty()) return {};
   double total = 0;
   const int min_reps = std::max(1, options.min_repetitions);
-  // One block: discarded runs for settle_seconds, then enough runs to fill block_seconds.
+  // The longest single run seen: a block of the faster side lasts at least as long (up to
+  // balance_limit_s), so that beside a slow kernel the reference is not sampled in one short
+  // burst between long stretches of the other.
+  constexpr double balance_limit_s = 1.0;
+  double longest = 0;
+  // One block: discarded runs for settle_seconds, then enough runs to fill the block.
   auto block = [&](const std::function<double()>& run, std::vector<double>& into) {
     double settled = 0, last = 0;
     do {
       last = run();
       settled += last;
     } while (settled < options.settle_seconds);
-    const int count = static_cast<int>(std::clamp(options.block_seconds / std::max(last, 1e-9), 1.0, 1000.0));
+    longest = std::max(longest, last);
+    const double span = std::max(options.block_seconds, std::min(longest, balance_limit_s));
+    const int count = static_cast<int>(std::clamp(span / std::max(last, 1e-9), 1.0, 1000.0));
     for (int i = 0; i < count && static_cast<int>(into.size()) < options.max_repetitions; ++i) {
       into.push_back(run());
       total += into.back();

@@ -26,6 +26,8 @@ std::unique_ptr<Backend> make_backend();
 class SimulatedDevice : public HostMemoryDevice, public CountingDevice {
  public:
   virtual const std::string& arch() const = 0;  // "sm_90a"
+  // Its resident memory is mostly the simulator's own state, not a kernel's buffers.
+  bool buffers_in_host_memory() const override { return false; }
   virtual void record(const ptx::sim::Metrics& counts) = 0;
   // Host threads a launch's CTAs run on (0, the default: one per hardware thread).
   virtual int host_threads() const = 0;

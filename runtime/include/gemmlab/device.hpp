@@ -154,6 +154,9 @@ class Device {
   // Whether time_once gives the same duration every time for the same work (a simulated device
   // reports simulated time): then one timed run is the measurement, with no warm-up or repetition.
   virtual bool deterministic_timing() const { return false; }
+  // Whether this device's buffers are this process's host memory, so that the memory a kernel
+  // touches beyond its operands shows in the process's resident size (Footprint).
+  virtual bool buffers_in_host_memory() const { return false; }
   // Board power draw (W) and temperature (C) now, where the device reports them (NVIDIA GPUs
   // through NVML); nullopt elsewhere. The evaluator samples it between timed runs.
   struct PowerReading {
@@ -173,6 +176,7 @@ class Device {
 class HostMemoryDevice : public Device {
  public:
   std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override { return allocate_host_buffer(bytes); }
+  bool buffers_in_host_memory() const override { return true; }
   void upload(DeviceBuffer& dst, const void* src, std::size_t bytes) override {
     if (bytes > 0) std::memcpy(dst.data(), src, bytes);
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gemmlab/kernel.hpp"
+#include "gemmlab/machine_load.hpp"
 #include "gemmlab/measure.hpp"
 #include "gemmlab/validate.hpp"
 
@@ -34,6 +35,15 @@ struct Timing {
   }
 };
 
+// The memory one evaluation used: the operands (A, B and C on the device) and what the kernel
+// itself touched beyond them while it was prepared and first run (packed panels, staged copies,
+// its threads' stacks), measured as the growth of this process's peak resident memory where the
+// device's buffers are host memory; unknown elsewhere.
+struct Footprint {
+  std::int64_t operands_bytes = 0;
+  std::optional<std::int64_t> workspace_bytes;
+};
+
 struct Evaluation {
   ValidationResult validation;
   std::optional<Timing> kernel;
@@ -41,6 +51,8 @@ struct Evaluation {
   std::string reference_name;
   double ratio_to_reference = 0;  // kernel GFLOP/s / reference GFLOP/s
   bool aborted = false;           // stopped after one timed run (abort_above_s); kernel holds it
+  Footprint memory;
+  std::optional<MachineLoad> load;  // what else ran while the kernel and reference were timed
 };
 
 // Evaluates configurations of kernels on one problem. The operands are made from the seed and
@@ -61,6 +73,15 @@ class Evaluator {
   // std::invalid_argument for what the kernel rejects.
   Evaluation run(const Kernel& kernel, const Config& config, Reference* timed_reference,
                  const EvaluationOptions& options);
+  // Evaluates several configurations (of one kernel or several) on this problem at once: each is
+  // prepared, run once and validated as by run(); then the valid ones and `timed_reference` (null:
+  // none) are timed together, in turn (measure_round_robin), so that every evaluation's ratio is
+  // to the same reference measurement, taken in alternation with each of them: the reference's
+  // speed cannot depend on which kernel it was timed beside. A candidate the kernel rejects
+  // comes back invalid with the reason; one whose first run took longer than
+  // options.abort_above_s is timed by that run alone (aborted).
+  std::vector<Evaluation> run_together(const std::vector<std::pair<const Kernel*, Config>>& candidates,
+                                       Reference* timed_reference, const EvaluationOptions& options);
   // Times the reference alone on the same operands.
   Timing time_reference(Reference& reference, const MeasureOptions& options);
   // Times several configurations (of one kernel or several), each prepared once, in alternating
@@ -74,6 +95,14 @@ class Evaluator {
 
  private:
   struct DeviceOperands;
+  // A configuration prepared, run once and validated: its executable, its evaluation so far (the
+  // validation and the memory footprint) and the wall time of that first run.
+  struct Checked {
+    std::unique_ptr<Executable> executable;
+    Evaluation evaluation;
+    double first_run_s = 0;
+  };
+  Checked prepare_and_check(const Kernel& kernel, const Config& config);
   Device& device_;
   Reference* truth_;
   HostCase host_;

@@ -37,7 +37,8 @@ Measurement measure(const std::function<double()>& run_once, const MeasureOption
 // runs lasting `settle_seconds` (at least one run): the other side's thread pool may still be
 // spinning on the cores — OpenBLAS's idle workers poll for 2^28 TSC cycles (~0.1 s) after each
 // call, OpenMP's for a shorter while — and would slow this side's first runs. Then the block
-// samples for about `block_seconds`. Stops when both have min_repetitions and either both spreads
+// samples for about `block_seconds`, or as long as the longest single run seen on either side
+// (at most 1 s): beside a slow kernel the fast side is sampled over a comparable stretch. Stops when both have min_repetitions and either both spreads
 // are within target or the sampled time of both reaches 2 x max_seconds.
 std::pair<Measurement, Measurement> measure_interleaved(const std::function<double()>& run_a,
                                                         const std::function<double()>& run_b,

@@ -199,6 +199,7 @@ class KokkosDevice final : public Device {
   using MemorySpace = typename Space::memory_space;
   explicit KokkosDevice(int index) : info_(describe(index)) {}
   const DeviceInfo& info() const override { return info_; }
+  bool buffers_in_host_memory() const override { return std::is_same_v<MemorySpace, Kokkos::HostSpace>; }
   std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
     return std::make_unique<KokkosBuffer<MemorySpace>>(bytes);
   }

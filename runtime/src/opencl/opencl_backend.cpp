@@ -230,6 +230,10 @@ class ClDevice final : public Device {
                                   info_(describe(Runtime::instance().found()[static_cast<std::size_t>(index)], index)) {}
   ~ClDevice() override { release_events(); }
   const DeviceInfo& info() const override { return info_; }
+  // A CPU device's buffers (pocl) are this process's memory.
+  bool buffers_in_host_memory() const override {
+    return std::find(info_.features.begin(), info_.features.end(), "cpu") != info_.features.end();
+  }
   std::unique_ptr<DeviceBuffer> allocate(std::size_t bytes) override {
     return allocate_cl_buffer(handles_.context, bytes);
   }
