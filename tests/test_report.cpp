@@ -202,7 +202,7 @@ TEST(CliReport, RendersEveryPlotTheTableAndTheExplanationsFromFixtureResults) {
   EXPECT_TRUE(contains(page, "could not grow further because of"));
   EXPECT_TRUE(contains(page, "not measured"));
   EXPECT_TRUE(contains(page, "openblas (library)")) << "a reference is labelled by its kind";
-  EXPECT_TRUE(contains(page, "heuristic (heuristic mapping)"));
+  EXPECT_TRUE(contains(page, "heuristic mapping (no library)"));
   EXPECT_TRUE(contains(page, "of the measured FMA ceiling")) << "the CPU's shares are of the measured ceiling";
   EXPECT_TRUE(contains(page, "of the model peak")) << "the simulated array's of its model's peak";
   EXPECT_FALSE(contains(page, "the ceiling was measured low")) << "no fixture row is above its ceiling";
@@ -273,15 +273,66 @@ std::string body_attribute(const std::string& dom, const std::string& name) {
   return value;
 }
 
-// End to end: Chromium, headless, loads index.html. The page's own script counts the images that
-// loaded and measures where the first chart and table begin; the first screen's screenshot is
-// taken; every measured point of the first chart above its ceiling must be flagged. The CPU
-// fixture is altered so that one row is above the measured ceiling and one row's reference ran far
-// below the others: both must be flagged on the page.
-TEST(CliReport, HeadlessChromiumShowsTheFirstChartAndTableAndFlagsEveryPointAboveItsCeiling) {
-  const char* chromium = nullptr;
+const char* find_chromium() {
   for (const char* candidate : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
-    if (fs::exists(candidate)) chromium = candidate;
+    if (fs::exists(candidate)) return candidate;
+  return nullptr;
+}
+
+// The report of `inputs` in headless Chromium: every image loads (`plots` of them), the first
+// screen (1280 x 1000) holds the whole first chart and the start of its table, its screenshot is
+// not blank, and every point of the first chart above its ceiling is flagged. Returns the number
+// of such points and the DOM.
+std::pair<int, std::string> check_first_screen(const char* chromium, const fs::path& out, const std::string& inputs,
+                                               int plots) {
+  const testing::CliResult made = run_cli("report" + inputs + " --out " + (out / "report").string());
+  EXPECT_EQ(made.status, 0) << made;
+  const std::string url = "file://" + (out / "report" / "index.html").string();
+  const std::string dom = chromium_output(chromium, out / "profile", url);
+
+  const std::string counts = body_attribute(dom, "data-plots-loaded");
+  EXPECT_FALSE(counts.empty()) << "the page's load handler did not run:\n" << dom.substr(0, 500);
+  EXPECT_EQ(counts, std::to_string(plots) + "/" + std::to_string(plots)) << "images loaded / images";
+
+  const nlohmann::json screen = nlohmann::json::parse(body_attribute(dom, "data-first-screen"), nullptr, false);
+  EXPECT_TRUE(screen.is_object()) << body_attribute(dom, "data-first-screen");
+  if (screen.is_object()) {
+    const double height = screen["window_height"].get<double>();
+    EXPECT_GE(screen["chart_top"].get<double>(), 0.0) << screen;
+    EXPECT_GT(screen["chart_height"].get<double>(), 200.0) << screen;
+    EXPECT_LT(screen["chart_top"].get<double>() + screen["chart_height"].get<double>(), height) << screen;
+    EXPECT_GT(screen["table_top"].get<double>(), 0.0) << screen;
+    EXPECT_LT(screen["table_top"].get<double>(), height - 40) << screen;
+  }
+
+  const std::string open_tag = "id=\"headline-points\">";
+  const auto begin = dom.find(open_tag);
+  int above = 0;
+  EXPECT_NE(begin, std::string::npos);
+  if (begin != std::string::npos) {
+    const auto end = dom.find("</script>", begin);
+    const nlohmann::json points =
+        nlohmann::json::parse(dom.substr(begin + open_tag.size(), end - begin - open_tag.size()), nullptr, false);
+    EXPECT_TRUE(points.is_array() && !points.empty()) << dom.substr(begin, 300);
+    for (const auto& point : points.is_array() ? points : nlohmann::json::array()) {
+      if (point["ceiling"].is_null() || point["gflops"].get<double>() <= point["ceiling"].get<double>()) continue;
+      ++above;
+      EXPECT_TRUE(point["flagged"].get<bool>()) << "a point above its ceiling, not flagged: " << point;
+    }
+  }
+  const fs::path shot = out / "first-screen.png";
+  chromium_output(chromium, out / "profile", url, shot.string());
+  EXPECT_TRUE(fs::exists(shot));
+  if (fs::exists(shot)) {
+    EXPECT_GT(fs::file_size(shot), 20000u) << "a blank first screen";
+  }
+  return {above, dom};
+}
+
+// The fixture results with two faults planted: one CPU row above the measured ceiling, one row
+// whose reference ran at half the speed it reached beside the other kernels. Both are flagged.
+TEST(CliReport, HeadlessChromiumShowsTheFirstChartAndTableAndFlagsEveryPointAboveItsCeiling) {
+  const char* chromium = find_chromium();
   if (chromium == nullptr) GTEST_SKIP() << "no Chromium here (scripts/install-deps.sh installs Debian's chromium)";
   const fs::path out = fresh_dir("report-chromium");
   nlohmann::json cpu = nlohmann::json::parse(testing::read_file(fixture("sweep-cpu.json")));
@@ -302,48 +353,38 @@ TEST(CliReport, HeadlessChromiumShowsTheFirstChartAndTableAndFlagsEveryPointAbov
   std::string inputs = " --in " + (out / "sweep-cpu-altered.json").string();
   for (const char* f : {"sweep-tpu.json", "tune-random.json", "tune-annealing.json", "blas-bench.json"})
     inputs += " --in " + fixture(f);
-  ASSERT_EQ(run_cli("report" + inputs + " --out " + (out / "report").string()).status, 0);
-  const std::string url = "file://" + (out / "report" / "index.html").string();
-  const std::string dom = chromium_output(chromium, out / "profile", url);
-
-  const std::string counts = body_attribute(dom, "data-plots-loaded");
-  ASSERT_FALSE(counts.empty()) << "the page's load handler did not run:\n" << dom.substr(0, 500);
-  const auto slash = counts.find('/');
-  ASSERT_NE(slash, std::string::npos) << counts;
-  EXPECT_EQ(counts.substr(0, slash), counts.substr(slash + 1)) << "plots that did not load: " << counts;
-  EXPECT_EQ(counts.substr(slash + 1), "9") << "the first chart, a chart and a roofline per device, three more, the BLAS library's";
-
-  // The first screen holds the first chart whole and the start of its table.
-  const nlohmann::json screen = nlohmann::json::parse(body_attribute(dom, "data-first-screen"), nullptr, false);
-  ASSERT_FALSE(screen.is_discarded()) << body_attribute(dom, "data-first-screen");
-  const double height = screen["window_height"].get<double>();
-  EXPECT_GE(screen["chart_top"].get<double>(), 0.0) << screen;
-  EXPECT_GT(screen["chart_height"].get<double>(), 200.0) << screen;
-  EXPECT_LT(screen["chart_top"].get<double>() + screen["chart_height"].get<double>(), height) << screen;
-  EXPECT_GT(screen["table_top"].get<double>(), 0.0) << screen;
-  EXPECT_LT(screen["table_top"].get<double>(), height - 40) << screen;
-
-  // Every measured point of the first chart above its ceiling is flagged, and there is one.
-  const std::string open_tag = "id=\"headline-points\">";
-  const auto begin = dom.find(open_tag);
-  ASSERT_NE(begin, std::string::npos);
-  const auto end = dom.find("</script>", begin);
-  const nlohmann::json points = nlohmann::json::parse(dom.substr(begin + open_tag.size(), end - begin - open_tag.size()), nullptr, false);
-  ASSERT_TRUE(points.is_array()) << dom.substr(begin, 300);
-  int above = 0;
-  for (const auto& point : points) {
-    if (point["ceiling"].is_null() || point["gflops"].get<double>() <= point["ceiling"].get<double>()) continue;
-    ++above;
-    EXPECT_TRUE(point["flagged"].get<bool>()) << point;
-  }
-  EXPECT_EQ(above, 1) << points;
+  // The first chart, a chart and a roofline per device, the staircase, the two tuning plots, the BLAS library's.
+  const auto [above, dom] = check_first_screen(chromium, out, inputs, 9);
+  EXPECT_EQ(above, 1) << "the planted point above the ceiling";
   EXPECT_TRUE(contains(dom, "is above the measured FMA ceiling"));
   EXPECT_TRUE(contains(dom, "openblas ran at")) << "the slow reference is flagged";
+}
 
-  const fs::path shot = out / "first-screen.png";
-  chromium_output(chromium, out / "profile", url, shot.string());
-  ASSERT_TRUE(fs::exists(shot));
-  EXPECT_GT(fs::file_size(shot), 20000u) << "a blank first screen";
+// The committed comparison (bench/comparison.sh on an idle machine, the H100's records): the
+// same checks, and nothing flagged at all.
+TEST(CliReport, TheCommittedComparisonsFirstScreenIsCleanInHeadlessChromium) {
+  const char* chromium = find_chromium();
+  if (chromium == nullptr) GTEST_SKIP() << "no Chromium here (scripts/install-deps.sh installs Debian's chromium)";
+  const fs::path out = fresh_dir("report-committed");
+  const fs::path root = fs::path(GEMMLAB_TEST_DATA).parent_path().parent_path();
+  std::string inputs;
+  int sweeps = 0;
+  for (const fs::path& dir : {root / "bench/results/comparison", root / "bench/results/nvidia-h100-80gb-hbm3"})
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.path().extension() != ".json" || name == "build.json" || name == "devices.json" || name == "verify-cuda.json")
+        continue;
+      inputs += " --in " + entry.path().string();
+      if (name.rfind("sweep-", 0) == 0) ++sweeps;
+    }
+  ASSERT_GE(sweeps, 3);
+  // The first chart, a chart and a roofline per sweep, the staircase and the two tuning plots.
+  const auto [above, dom] = check_first_screen(chromium, out, inputs, 1 + 2 * sweeps + 3);
+  EXPECT_EQ(above, 0);
+  EXPECT_FALSE(contains(dom, "<h2>Warnings</h2>")) << "the committed inputs must be clean measurements";
+  EXPECT_TRUE(contains(dom, "× this CPU"));
+  EXPECT_TRUE(contains(dom, "NVIDIA H100 80GB HBM3"));
+  EXPECT_TRUE(contains(dom, "counted, not timed"));
 }
 
 }  // namespace

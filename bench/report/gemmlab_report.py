@@ -147,11 +147,6 @@ def unit(precision):
     return "GOP/s" if precision == "int8" else "GFLOP/s"
 
 
-def reference_kind(name):
-    """What a reference is, for its label: a vendor library or a heuristic mapping."""
-    return "heuristic mapping" if name == "heuristic" else "library"
-
-
 class Device:
     """One sweep: a device on a machine, with its datasheet entry, its ceilings and the flags of
     its rows."""
@@ -167,7 +162,8 @@ class Device:
         self.rows = [r for r in sweep["results"] if ok(r)]
         self.precision = self.rows[0]["precision"] if self.rows else "fp32"
         self.reference_name = (sweep.get("reference") or {}).get("name", "reference")
-        self.reference_label = f"{self.reference_name} ({reference_kind(self.reference_name)})"
+        self.reference_label = ("heuristic mapping (no library)" if self.reference_name == "heuristic"
+                                else f"{self.reference_name} (library)")
         self.datasheet = datasheet_for(self.info["name"], catalogue)
         measured = self.info.get("measured") or {}
         # The ceiling "% of ceiling" is taken against. Measured on real hardware: the FMA
@@ -761,10 +757,12 @@ def headline_section(entries, unmeasured):
         rows.append(f"<tr class=\"unmeasured\"><td>{html.escape(name)}</td><td>not measured</td><td>{precision}</td><td>—</td>"
                     f"<td>—</td><td>—</td><td>—</td><td>datasheet peak {peak:,.0f}</td><td>—</td><td></td></tr>")
     sentences = []
+    # The quotable ratios: the fastest simulated array, and every device measured besides the CPU.
+    arrays = [e for e in entries if "simulated" in e["how"]]
+    quoted = ([max(arrays, key=lambda e: e["gflops"])] if arrays else []) + [
+        e for e in entries if "simulated" not in e["how"] and not e["cpu"]]
     if cpu:
-        for e in entries:
-            if e is cpu:
-                continue
+        for e in quoted:
             sentences.append(f"one {e['device']} ({e['precision']}{', simulated' if 'simulated' in e['how'] else ''}): "
                              f"{e['gflops'] / cpu['gflops']:,.1f}× this CPU ({cpu['device']}, {cpu['precision']}, "
                              f"{cpu['gflops']:,.1f} {cpu['unit']} at {cpu['size']}³)")
@@ -774,6 +772,23 @@ def headline_section(entries, unmeasured):
             "<th>largest size</th><th>best kernel</th><th>speed</th><th>against its reference (timed beside it)</th>"
             "<th>share of the ceiling</th><th>× this CPU</th><th>flags</th></tr>" + "".join(rows) + "</table>" + quote
             + "</section>")
+
+
+def headline_markdown(entries, unmeasured):
+    """The first screen's table as Markdown (DIR/summary.md), for the README."""
+    cpu = next((e for e in entries if e["cpu"]), None)
+    lines = ["| device | how | precision | largest size | best kernel | speed | against its reference (timed beside it) "
+             "| share of the ceiling | × this CPU | flags |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for e in entries:
+        times_cpu = "1×" if e["cpu"] else fmt(e["gflops"] / cpu["gflops"] if cpu else None, 1, "×")
+        share = fmt(100 * e["gflops"] / e["ceiling"] if e["ceiling"] else None, 0, "%")
+        ceiling = f" {e['ceiling']:,.0f}" if e["ceiling"] else ""
+        lines.append(f"| {e['device']} | {e['how']} | {e['precision']} | {e['size']}³ | {e['kernel']} | "
+                     f"{e['gflops']:,.1f} {e['unit']} | {fmt(e['ratio'], 2, '×')} {e['reference']} | "
+                     f"{share} of the {e['ceiling_label']}{ceiling} | {times_cpu} | {'; '.join(e['flags']) or '–'} |")
+    for name, precision, peak in unmeasured:
+        lines.append(f"| {name} | not measured | {precision} | – | – | – | – | datasheet peak {peak:,.0f} | – | – |")
+    return "\n".join(lines) + "\n"
 
 
 def device_table(d, sources):
@@ -886,6 +901,8 @@ def unmeasured_devices(catalogue, devices, gpus):
 def write_page(out, inputs, devices, gpus, plots, sources, catalogue, points, extra=""):
     unmeasured = unmeasured_devices(catalogue, devices, gpus)
     entries = headline_rows(devices, gpus)
+    with open(os.path.join(out, "summary.md"), "w", encoding="utf-8") as f:
+        f.write(headline_markdown(entries, unmeasured))
     inputs_list = [d.sweep["_file"] for d in devices] + [t["_file"] for t in inputs["tunes"]]
     inputs_list += sorted({r["_file"] for r in inputs["gpu_records"]}) + sorted({r["_file"] for r in inputs["simulated_runs"]})
     parts = ["<!doctype html><html><head><meta charset=\"utf-8\"><title>gemmlab report</title><style>"
