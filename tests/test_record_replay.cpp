@@ -87,6 +87,11 @@ TEST(RecordLoad, BadFilesAreClearErrorsNamingTheFile) {
   write_text(wrong_key, R"({"tune_params_keys": ["A"], "tune_params": {"A": [1, 2]},
                            "cache": {"1": {"A": 2, "time": 1.0}}})");
   EXPECT_THROW_CONTAINING(load_record(wrong_key), std::runtime_error, {"key.json", "\"1\""});
+  // Found by fuzz_record: a negative time made a negative optimum.
+  const std::string negative = scratch("negative.json");
+  write_text(negative, R"({"tune_params_keys": ["A"], "tune_params": {"A": [1, 2]},
+                          "cache": {"1": {"A": 1, "time": 2.0}, "2": {"A": 2, "time": -2.5}}})");
+  EXPECT_THROW_CONTAINING(load_record(negative), std::runtime_error, {"negative.json", "\"2\"", "-2.5"});
 }
 
 TEST(Replay, ExhaustiveWithTheWholeSpaceReachesTheOptimum) {

@@ -158,6 +158,8 @@ Record record_from_json(const nlohmann::json& j, const std::string& path) {
       throw std::runtime_error(path + ": entry \"" + key + "\" holds the parameters " + expected_key);
     const auto& time = required(entry, "time", path);
     if (time.is_number() && std::isfinite(time.get<double>())) {
+      if (time.get<double>() < 0)
+        throw std::runtime_error(path + ": entry \"" + key + "\" has the time " + time.dump() + " (a duration is not negative)");
       e.ok = true;
       e.time_ms = time.get<double>();
     } else {

@@ -405,12 +405,15 @@ class Parser {
     return in;
   }
 
-  Operand operand() {
+  // A vector operand's elements are scalars ({%r1, %r2}): one level, so nesting is an error
+  // (and the recursion stays one deep).
+  Operand operand(bool in_vector = false) {
     Operand o;
+    if (peek().text == "{" && in_vector) fail("a vector operand inside a vector operand");
     if (accept("{")) {
       o.kind = Operand::Kind::vector;
       if (!accept("}")) {
-        do o.elements.push_back(operand());
+        do o.elements.push_back(operand(true));
         while (accept(","));
         expect("}");
       }
