@@ -318,12 +318,12 @@ def empty_plot(out, name, title, message):
 
 
 def headline_devices(devices):
-    """The devices of the first chart: every device's own sweep, except a CPU's other backends
-    (OpenCL through pocl, Kokkos on the host), whose lines belong to the CPU's own section."""
-    cpu_names = {d.info["name"] for d in devices if d.backend == "cpu"}
-    return [d for d in devices
-            if d.square_sizes() and not (d.backend != "cpu" and "cpu" in d.info.get("features", []))
-            and not (d.backend in ("opencl", "kokkos") and any(n in d.info["name"] for n in cpu_names))]
+    """The devices of the first chart: each one's own sweep. A CPU's other backends (OpenCL through
+    pocl, Kokkos on the host) run on the same chip: their lines belong to their own sections."""
+    cpu_names = [d.info["name"] for d in devices if d.backend == "cpu"]
+    def on_a_cpu(d):
+        return "cpu" in d.info.get("features", []) or any(name in d.info["name"] for name in cpu_names)
+    return [d for d in devices if d.square_sizes() and (d.backend in ("cpu", "systolic") or not on_a_cpu(d))]
 
 
 def plot_headline(devices, gpus, unmeasured, out, points):
@@ -395,9 +395,9 @@ def plot_headline(devices, gpus, unmeasured, out, points):
 
 
 def plot_device(d, index, out):
-    """One device: every kernel's line, each row's own reference (dashed, the median over the
-    kernels' rows at each size would hide which row a slow one came from: the reference drawn is
-    the one timed beside the best kernel), flagged points ringed."""
+    """One device: every kernel's line, the reference dashed (the one timed beside the best kernel
+    at each size: in a sweep every kernel of a shape shares one reference measurement), the
+    ceiling dotted, flagged points ringed."""
     fig, ax = plt.subplots(figsize=(9, 4.8))
     sizes = d.square_sizes()
     for j, kernel in enumerate(d.kernels()):
