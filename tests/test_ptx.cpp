@@ -185,7 +185,8 @@ TEST(PtxParse, MalformedInputIsAParseErrorNamingTheLine) {
   EXPECT_THROW_MENTIONING(ptx::parse(".entry k() { add.u64 %rd1, %rd1, 99999999999999999999; }"), ptx::ParseError,
                           {"overflows"});
   EXPECT_THROW_MENTIONING(ptx::parse(".entry a() { ret; }").kernel("b"), ptx::ParseError, {"no kernel b", "a"});
-  // Found by fuzz_ptx: thousands of nested braces as an operand overflowed the stack.
+  // Found by fuzz_ptx: thousands of nested braces as an operand overflowed the stack. The PTX ISA
+  // ("Instruction Operands", vectors as operands) has a vector operand list scalars, never vectors.
   EXPECT_THROW_MENTIONING(ptx::parse(".entry k() { mov.b64 {{%r1, %r2}}, %rd1; }"), ptx::ParseError,
                           {"vector operand inside a vector operand"});
   EXPECT_THROW_MENTIONING(ptx::parse(".entry k() { m" + std::string(100000, '{') + " }"), ptx::ParseError,

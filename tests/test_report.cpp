@@ -94,7 +94,6 @@ TEST(CliSweep, EachKernelAtEachShapeWithTheReferenceCeilingsTilesAndLimits) {
     EXPECT_GT(row["machine_load"]["seconds"].get<double>(), 0) << row;
     EXPECT_TRUE(row["machine_load"]["disturbed"].is_boolean()) << row;
   }
-  EXPECT_TRUE(j["reference_disagreements"].is_array());
   // Sizes are sorted; the extra shape is there; 3 kernels x 3 shapes.
   EXPECT_EQ(seen.size(), 9u);
   EXPECT_TRUE(seen.count("01_naive 40x8x24"));

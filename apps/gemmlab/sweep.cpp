@@ -9,7 +9,6 @@
 #include <chrono>
 #include <fstream>
 #include <limits>
-#include <map>
 #include <optional>
 #include <sstream>
 
@@ -67,25 +66,6 @@ std::string host_name() {
 }
 
 constexpr const char* sweep_job = "sweep-kernel";
-
-// Shapes at which the reference's speeds in different rows lie more than `tolerance` apart
-// (max / min - 1): [{"shape", "min_gflops", "max_gflops", "rows"}].
-nlohmann::json reference_disagreements(const nlohmann::json& rows, double tolerance = 0.15) {
-  std::map<std::string, std::vector<double>> speeds;
-  for (const auto& row : rows) {
-    const auto& ref = row.value("reference", nlohmann::json());
-    if (!ref.is_object() || !ref.value("gflops", nlohmann::json()).is_number()) continue;
-    speeds[fmt::format("{}x{}x{}", row.at("m").get<std::int64_t>(), row.at("n").get<std::int64_t>(),
-                       row.at("k").get<std::int64_t>())].push_back(ref.at("gflops").get<double>());
-  }
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& [shape, values] : speeds) {
-    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-    if (*lo > 0 && *hi / *lo - 1 > tolerance)
-      out.push_back({{"shape", shape}, {"min_gflops", *lo}, {"max_gflops", *hi}, {"rows", values.size()}});
-  }
-  return out;
-}
 
 // The device a sweep's jobs evaluate on: the command's own (set while a one-process sweep runs),
 // or one the rank opened for its first job and kept for the next.
@@ -292,9 +272,18 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
       }
       sweep_setup = nullptr;
     }
-    for (const nlohmann::json& answer : answers) {
+    for (std::size_t j = 0; j < answers.size(); ++j) {
+      const nlohmann::json& answer = answers[j];
       if (answer.contains("error")) throw std::runtime_error(answer.at("error").get<std::string>());
       for (const auto& s : answer.at("skipped")) skipped.push_back(s);
+      // A shape's kernels were timed in one window: one machine load for all of them.
+      for (const auto& e : answer.at("evaluations")) {
+        if (!e.is_object()) continue;
+        if (const auto& load = e.value("machine_load", nlohmann::json()); load.is_object() && load.at("disturbed").get<bool>())
+          fmt::print(stderr, "gemmlab sweep: warning: {}: other work took {:.2f} cores (steal {:.2f}) while it was timed\n",
+                     problems[j].shape(), load.at("others_cores").get<double>(), load.at("steal_cores").get<double>());
+        break;
+      }
     }
 
     nlohmann::json rows = nlohmann::json::array();
@@ -323,21 +312,9 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
                                                                                 : nlohmann::json()),
                      to_string(config), chosen[i][j].source);
         if (!o->json) print_ignored(chosen[i][j].ignored);
-        if (const auto& load = row.value("machine_load", nlohmann::json()); load.is_object() && load.at("disturbed").get<bool>())
-          fmt::print(stderr, "gemmlab sweep: warning: {} {}: other work took {:.2f} cores (steal {:.2f}) while it was timed\n",
-                     kernel.name(), p.shape(), load.at("others_cores").get<double>(), load.at("steal_cores").get<double>());
         rows.push_back(std::move(row));
       }
     }
-
-    // The reference is timed beside every kernel: at one shape its speed should not depend on
-    // which kernel it was timed beside. Where it does, say so (the report flags it too).
-    const nlohmann::json disagreements = reference_disagreements(rows);
-    for (const auto& d : disagreements)
-      fmt::print(stderr, "gemmlab sweep: warning: {} at {} ran at {:.1f} to {:.1f} GFLOP/s beside different kernels "
-                 "({:.0f}% apart): the machine's speed changed during the sweep; rerun it on an idle machine\n",
-                 reference_name, d.at("shape").get<std::string>(), d.at("min_gflops").get<double>(),
-                 d.at("max_gflops").get<double>(), 100 * (d.at("max_gflops").get<double>() / d.at("min_gflops").get<double>() - 1));
 
     std::string command = "gemmlab sweep";
     for (const auto* option : cmd->get_options())
@@ -361,7 +338,6 @@ void add_sweep_command(CLI::App& app, Outcome& outcome) {
         {"power_source", power_read ? setup.device->power_source() : "not measured"},
         {"results", rows},
         {"skipped", skipped},
-        {"reference_disagreements", disagreements},
     };
     if (!o->out.empty()) {
       std::ofstream file(o->out);

@@ -645,7 +645,7 @@ def explain_kernels(d):
         if not rows:
             continue
         (s0, r0), (s1, r1) = rows[0], rows[-1]
-        u = unit(d.precision)
+        u = unit(d.precision) + (" (simulated)" if d.simulated else "")
         text = f"{kernel}: {r1['gflops']:,.1f} {u} at {s1}³"
         if d.ceiling:
             text += f" ({100 * r1['gflops'] / d.ceiling:.0f}% of the {d.ceiling_label}"
@@ -741,53 +741,57 @@ def headline_rows(devices, gpus):
     return entries
 
 
-def headline_section(entries, unmeasured):
+HEADLINE_COLUMNS = ["device", "how", "precision", "largest size", "best kernel", "speed",
+                    "against its reference (timed beside it)", "share of the ceiling", "× this CPU", "flags"]
+
+
+def headline_cells(entries, unmeasured):
+    """The first screen's table as plain text, one list of cells per row (the HTML page and
+    summary.md both print these), and each row's flags."""
     cpu = next((e for e in entries if e["cpu"]), None)
     rows = []
     for e in entries:
-        times_cpu = e["gflops"] / cpu["gflops"] if cpu else None
-        rows.append(
-            f"<tr><td>{html.escape(e['device'])}</td><td>{html.escape(e['how'])}</td><td>{e['precision']}</td>"
-            f"<td>{e['size']}³</td><td>{html.escape(e['kernel'])}</td><td>{e['gflops']:,.1f} {e['unit']}</td>"
-            f"<td>{fmt(e['ratio'], 2, '×')} {html.escape(e['reference'])}</td>"
-            f"<td>{fmt(100 * e['gflops'] / e['ceiling'] if e['ceiling'] else None, 0, '%')} of the "
-            f"{html.escape(e['ceiling_label'])}{' ' + format(e['ceiling'], ',.0f') if e['ceiling'] else ''}</td>"
-            f"<td>{fmt(times_cpu, 1, '×') if not e['cpu'] else '1×'}</td>{flag_cell(e['flags'])}</tr>")
+        share = fmt(100 * e["gflops"] / e["ceiling"] if e["ceiling"] else None, 0, "%")
+        ceiling = f" {e['ceiling']:,.0f}" if e["ceiling"] else ""
+        times_cpu = "1×" if e["cpu"] else fmt(e["gflops"] / cpu["gflops"] if cpu else None, 1, "×")
+        rows.append(([e["device"], e["how"], e["precision"], f"{e['size']}³", e["kernel"], f"{e['gflops']:,.1f} {e['unit']}",
+                      f"{fmt(e['ratio'], 2, '×')} {e['reference']}", f"{share} of the {e['ceiling_label']}{ceiling}",
+                      times_cpu], e["flags"]))
     for name, precision, peak in unmeasured:
-        rows.append(f"<tr class=\"unmeasured\"><td>{html.escape(name)}</td><td>not measured</td><td>{precision}</td><td>—</td>"
-                    f"<td>—</td><td>—</td><td>—</td><td>datasheet peak {peak:,.0f}</td><td>—</td><td></td></tr>")
-    sentences = []
-    # The quotable ratios: the fastest simulated array, and every device measured besides the CPU.
+        rows.append(([name, "not measured", precision, "—", "—", "—", "—", f"datasheet peak {peak:,.0f}", "—"], []))
+    return rows
+
+
+def headline_quote(entries):
+    """The quotable ratios: the fastest simulated array, and every device measured besides the CPU."""
+    cpu = next((e for e in entries if e["cpu"]), None)
+    if not cpu:
+        return []
     arrays = [e for e in entries if "simulated" in e["how"]]
     quoted = ([max(arrays, key=lambda e: e["gflops"])] if arrays else []) + [
         e for e in entries if "simulated" not in e["how"] and not e["cpu"]]
-    if cpu:
-        for e in quoted:
-            sentences.append(f"one {e['device']} ({e['precision']}{', simulated' if 'simulated' in e['how'] else ''}): "
-                             f"{e['gflops'] / cpu['gflops']:,.1f}× this CPU ({cpu['device']}, {cpu['precision']}, "
-                             f"{cpu['gflops']:,.1f} {cpu['unit']} at {cpu['size']}³)")
+    return [f"one {e['device']} ({e['precision']}{', simulated' if 'simulated' in e['how'] else ''}): "
+            f"{e['gflops'] / cpu['gflops']:,.1f}× this CPU ({cpu['device']}, {cpu['precision']}, "
+            f"{cpu['gflops']:,.1f} {cpu['unit']} at {cpu['size']}³)" for e in quoted]
+
+
+def headline_section(entries, unmeasured):
+    rows = []
+    for cells, flags in headline_cells(entries, unmeasured):
+        css = " class=\"unmeasured\"" if cells[1] == "not measured" else ""
+        rows.append(f"<tr{css}>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + flag_cell(flags) + "</tr>")
+    sentences = headline_quote(entries)
     quote = ("<p class=\"quote\">At each device's largest size: " + "; ".join(html.escape(s) for s in sentences) + ".</p>"
              if sentences else "")
-    return ("<section id=\"headline\"><table id=\"headline-table\"><tr><th>device</th><th>how</th><th>precision</th>"
-            "<th>largest size</th><th>best kernel</th><th>speed</th><th>against its reference (timed beside it)</th>"
-            "<th>share of the ceiling</th><th>× this CPU</th><th>flags</th></tr>" + "".join(rows) + "</table>" + quote
-            + "</section>")
+    return ("<section id=\"headline\"><table id=\"headline-table\"><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in HEADLINE_COLUMNS)
+            + "</tr>" + "".join(rows) + "</table>" + quote + "</section>")
 
 
 def headline_markdown(entries, unmeasured):
     """The first screen's table as Markdown (DIR/summary.md), for the README."""
-    cpu = next((e for e in entries if e["cpu"]), None)
-    lines = ["| device | how | precision | largest size | best kernel | speed | against its reference (timed beside it) "
-             "| share of the ceiling | × this CPU | flags |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for e in entries:
-        times_cpu = "1×" if e["cpu"] else fmt(e["gflops"] / cpu["gflops"] if cpu else None, 1, "×")
-        share = fmt(100 * e["gflops"] / e["ceiling"] if e["ceiling"] else None, 0, "%")
-        ceiling = f" {e['ceiling']:,.0f}" if e["ceiling"] else ""
-        lines.append(f"| {e['device']} | {e['how']} | {e['precision']} | {e['size']}³ | {e['kernel']} | "
-                     f"{e['gflops']:,.1f} {e['unit']} | {fmt(e['ratio'], 2, '×')} {e['reference']} | "
-                     f"{share} of the {e['ceiling_label']}{ceiling} | {times_cpu} | {'; '.join(e['flags']) or '–'} |")
-    for name, precision, peak in unmeasured:
-        lines.append(f"| {name} | not measured | {precision} | – | – | – | – | datasheet peak {peak:,.0f} | – | – |")
+    lines = ["| " + " | ".join(HEADLINE_COLUMNS) + " |", "|" + "---|" * len(HEADLINE_COLUMNS)]
+    for cells, flags in headline_cells(entries, unmeasured):
+        lines.append("| " + " | ".join(cells) + f" | {'; '.join(flags) or '–'} |")
     return "\n".join(lines) + "\n"
 
 
@@ -807,7 +811,7 @@ def device_table(d, sources):
                  f"{fmt(d.datasheet_bandwidth, 1)} GB/s, TDP {fmt(d.tdp, 0)} W, launch price ${fmt(d.price, 0)}; {links}.")
     else:
         sheet = "Not in the datasheet catalogue."
-    u = unit(d.precision)
+    u = unit(d.precision) + (" (simulated)" if d.simulated else "")
     head = (f"<tr><th>kernel</th><th>time (ms)</th><th>{u}</th><th>% of the {html.escape(d.ceiling_label)}</th>"
             f"<th>% of the datasheet peak</th><th>% of the {html.escape(d.reference_label)} timed beside it</th>"
             f"<th>{u} per W (measured)</th><th>{u} per W (estimate: datasheet TDP)</th><th>{u} per $ (launch price)</th>"
@@ -920,11 +924,6 @@ def write_page(out, inputs, devices, gpus, plots, sources, catalogue, points, ex
         parts.append("<h2>Warnings</h2><ul class=\"flag\">" + "".join(
             f"<li>{html.escape(d.label)}, {html.escape(r['kernel'])} {r['m']}x{r['n']}x{r['k']}: "
             f"{html.escape('; '.join(d.flags(r)))}</li>" for d, r in flagged) + "</ul>")
-    for d in devices:
-        for dis in d.sweep.get("reference_disagreements", []):
-            parts.append(f"<p class=\"flag\">⚠ {html.escape(d.label)}: {html.escape(d.reference_name)} at "
-                         f"{html.escape(dis['shape'])} ran at {dis['min_gflops']:.1f} to {dis['max_gflops']:.1f} beside "
-                         "different kernels of the same sweep.</p>")
     parts.append("<h2>Devices</h2><ul>")
     for d in devices:
         s = d.sweep

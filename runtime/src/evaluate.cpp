@@ -59,6 +59,16 @@ MeasureOptions for_device(const Device& device, MeasureOptions options) {
   return options;
 }
 
+// One timed run of `launch` on `device` (as the device times), then a power reading where
+// `power` is given: what every side of every measurement here repeats.
+std::function<double()> timed(Device& device, std::function<void()> launch, PowerSamples* power) {
+  return [&device, launch = std::move(launch), power] {
+    const double seconds = device.time_once(launch);
+    if (power != nullptr) power->sample();
+    return seconds;
+  };
+}
+
 // What else ran while a device was timed; nothing for a simulated device, whose times other work
 // cannot change.
 std::optional<MachineLoad> load_while_timed(const Device& device, const LoadMeter& meter) {
@@ -126,11 +136,7 @@ Evaluation Evaluator::run(const Kernel& kernel, const Config& config, Reference*
   if (!options.time) return e;
   const LoadMeter load;  // what else runs while this evaluation is timed
   PowerSamples kernel_power(device_), reference_power(device_);
-  auto run_kernel = [&] {
-    const double seconds = device_.time_once([&] { executable->run(operands_->view()); });
-    kernel_power.sample();
-    return seconds;
-  };
+  const auto run_kernel = timed(device_, [&] { executable->run(operands_->view()); }, &kernel_power);
   if (e.validation.valid && options.abort_above_s > 0) {
     const double first = run_kernel();
     if (first > options.abort_above_s) {
@@ -151,11 +157,7 @@ Evaluation Evaluator::run(const Kernel& kernel, const Config& config, Reference*
     e.load = load_while_timed(device_, load);
     return e;
   }
-  auto run_reference = [&] {
-    const double seconds = device_.time_once([&] { timed_reference->gemm(problem, operands_->view()); });
-    reference_power.sample();
-    return seconds;
-  };
+  const auto run_reference = timed(device_, [&] { timed_reference->gemm(problem, operands_->view()); }, &reference_power);
   // Alternating samples: a drift of the machine's speed cannot bias the ratio.
   auto [kernel_m, reference_m] = measure_interleaved(run_kernel, run_reference, options.measure);
   e.kernel = timing(problem, std::move(kernel_m), &kernel_power);
@@ -199,12 +201,8 @@ std::vector<Evaluation> Evaluator::run_together(const std::vector<std::pair<cons
   std::vector<std::unique_ptr<PowerSamples>> power;
   if (timed_reference != nullptr) {
     power.push_back(std::make_unique<PowerSamples>(device_));
-    PowerSamples* samples = power.back().get();
-    runs.push_back([this, &problem, timed_reference, samples] {
-      const double seconds = device_.time_once([&] { timed_reference->gemm(problem, operands_->view()); });
-      samples->sample();
-      return seconds;
-    });
+    runs.push_back(timed(device_, [this, &problem, timed_reference] { timed_reference->gemm(problem, operands_->view()); },
+                         power.back().get()));
   }
   for (std::size_t i = 0; i < checked.size(); ++i) {
     Checked& c = checked[i];
@@ -215,13 +213,8 @@ std::vector<Evaluation> Evaluator::run_together(const std::vector<std::pair<cons
       continue;
     }
     power.push_back(std::make_unique<PowerSamples>(device_));
-    PowerSamples* samples = power.back().get();
     Executable* executable = c.executable.get();
-    runs.push_back([this, executable, samples] {
-      const double seconds = device_.time_once([&] { executable->run(operands_->view()); });
-      samples->sample();
-      return seconds;
-    });
+    runs.push_back(timed(device_, [this, executable] { executable->run(operands_->view()); }, power.back().get()));
     side_of.push_back(i);
   }
   std::vector<Measurement> measured = runs.size() > (timed_reference != nullptr ? 1u : 0u)
@@ -252,11 +245,7 @@ Timing Evaluator::time_reference(Reference& reference, const MeasureOptions& giv
   const Problem& problem = host_.problem();
   const MeasureOptions options = for_device(device_, given);
   PowerSamples power(device_);
-  auto run_once = [&] {
-    const double seconds = device_.time_once([&] { reference.gemm(problem, operands_->view()); });
-    power.sample();
-    return seconds;
-  };
+  const auto run_once = timed(device_, [&] { reference.gemm(problem, operands_->view()); }, &power);
   return timing(problem, measure(run_once, options), &power);
 }
 
@@ -269,7 +258,7 @@ std::vector<Timing> Evaluator::time_together(const std::vector<std::pair<const K
   for (const auto& [kernel, config] : candidates) {
     executables.push_back(kernel->prepare(device_, problem, config));
     Executable* executable = executables.back().get();
-    runs.push_back([this, executable] { return device_.time_once([&] { executable->run(operands_->view()); }); });
+    runs.push_back(timed(device_, [this, executable] { executable->run(operands_->view()); }, nullptr));
   }
   std::vector<Timing> timings;
   for (Measurement& m : measure_round_robin(runs, options)) timings.push_back(timing(problem, std::move(m)));

@@ -405,8 +405,9 @@ class Parser {
     return in;
   }
 
-  // A vector operand's elements are scalars ({%r1, %r2}): one level, so nesting is an error
-  // (and the recursion stays one deep).
+  // A vector operand is a brace-enclosed list of scalars ({%r1, %r2}; PTX ISA, "Instruction
+  // Operands", vectors as operands): one level, so nesting is an error (and the recursion stays
+  // one deep).
   Operand operand(bool in_vector = false) {
     Operand o;
     if (peek().text == "{" && in_vector) fail("a vector operand inside a vector operand");
