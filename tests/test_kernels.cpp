@@ -224,6 +224,25 @@ TEST_P(KernelEdgeCases, ExtremeConfigurationsPassOnOddShapes) {
   }
 }
 
+// Configurations from the inside of the space, not only its corners: a parameter that changes
+// which code runs (06's STREAM, 05's MR x NV variants) meets every other parameter's values, in
+// every layout, with rows, columns and depth left over from every block.
+TEST_P(KernelEdgeCases, SampledConfigurationsPassOnOddShapesInEveryLayout) {
+  SKIP_IF_UNSUPPORTED(kernel());
+  VerifyOptions options;
+  options.shapes = {parse_shape("15x37x19"), parse_shape("1x45x7")};
+  options.scalars = {{-0.75, 1.25}};
+  options.sample = 48;
+  const std::vector<VerifyCase> cases = verify_kernel(cpu_device(), kernel(), &fp64_truth(), options);
+  ASSERT_FALSE(cases.empty());
+  int failures = 0;
+  for (const VerifyCase& c : cases) {
+    EXPECT_EQ(c.status, "passed") << c.kernel << " {" << to_string(c.config) << "} on " << describe(c.problem)
+                                  << ": " << c.validation.reason;
+    if (c.status != "passed" && ++failures >= 10) break;
+  }
+}
+
 TEST_P(KernelEdgeCases, OneExecutableRunsOnDifferentOperandsAndPrecisionsItWasBuiltFor) {
   SKIP_IF_UNSUPPORTED(kernel());
   for (Precision precision : {Precision::fp32, Precision::fp64}) {
