@@ -15,6 +15,8 @@ namespace {
 
 using testing::ScopedEnv;
 using testing::Scratch;
+using testing::cpu_device;
+using testing::openblas;
 
 // Built member by member: GCC 12 warns (maybe-uninitialized) on nested aggregates with strings.
 ShapeClass shape(Precision precision, const char* transposes, int m, int n, int k) {
@@ -277,6 +279,66 @@ TEST(BlasTableFromCache, PrefersTheFinalistsTimedTogether) {
   ASSERT_NE(t.find(p, 1), nullptr);
   EXPECT_EQ(t.find(p, 1)->config, first);
   EXPECT_NE(t.find(p, 1)->source.find("finalists timed together"), std::string::npos) << t.find(p, 1)->source;
+}
+
+// A runner that evaluates nothing: each configuration's speed is a fixed function of it, and every
+// configuration asked for is recorded, per runner (one per kernel, shape and thread count).
+double made_up_gflops(const Config& config) {
+  double gflops = 10;
+  for (const auto& [name, value] : config)
+    if (name != "threads") gflops += static_cast<double>((value * 7919 + static_cast<ParamValue>(name.size())) % 97);
+  return gflops * static_cast<double>(config.at("threads"));
+}
+
+class RecordingRunner final : public ConfigurationRunner {
+ public:
+  explicit RecordingRunner(std::vector<Config>& evaluated) : evaluated_(evaluated) {}
+  std::string reference_name() const override { return ""; }
+  double reference_gflops() override { return 0; }
+  ConfigResult run(const Config& config, double, double) override {
+    evaluated_.push_back(config);
+    const double gflops = made_up_gflops(config);
+    return ConfigResult{.config = config, .status = Status::ok, .time_s = 1 / gflops, .gflops = gflops};
+  }
+  double reference_gflops_beside(const Config&, double) override { return 0; }
+
+ private:
+  std::vector<Config>& evaluated_;
+};
+
+// The search at the larger thread count starts from the smaller count's best configuration (with
+// the larger count's threads) beside the default: a small budget need not find that blocking
+// again from the default.
+TEST(BlasTableTuning, StartsTheLargerThreadCountFromTheSmallerCountsBest) {
+  if (cpu_device().info().cores < 2) GTEST_SKIP() << "needs two cores";
+  Scratch scratch;
+  ResultsCache cache(scratch.file("c.sqlite"));
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  const Problem p = Problem::packed(3, 70, 20);
+  std::vector<std::vector<Config>> evaluated;  // per runner
+  const RunnerFactory runners = [&](const Kernel&, const Problem&) {
+    evaluated.emplace_back();
+    return std::make_unique<RecordingRunner>(evaluated.back());
+  };
+  TuneOptions options;
+  options.budget.evaluations = 8;
+  options.measure.max_seconds = 0.01;
+  const BlasTable empty;
+  tune_missing_classes(cpu_device(), [&](const Problem&) { return std::vector<const Kernel*>{&small_m}; },
+                       &openblas(), nullptr, cache, empty, {p}, {1, 2}, options, {}, runners);
+  ASSERT_EQ(evaluated.size(), 2u) << "one search per thread count";
+  const auto fastest = std::max_element(evaluated[0].begin(), evaluated[0].end(), [](const Config& a, const Config& b) {
+    return made_up_gflops(a) < made_up_gflops(b);
+  });
+  ASSERT_NE(fastest, evaluated[0].end());
+  for (const Config& c : evaluated[0]) EXPECT_EQ(c.at("threads"), 1) << "the one-thread search stays on one thread";
+  Config expected = *fastest;
+  expected["threads"] = 2;
+  Config default_two = small_m.default_config(cpu_device().info(), Precision::fp32);
+  default_two["threads"] = 2;
+  ASSERT_GE(evaluated[1].size(), 2u);
+  EXPECT_EQ(evaluated[1][0], default_two) << "the default first";
+  EXPECT_EQ(evaluated[1][1], expected) << "then the one-thread search's best, on two threads";
 }
 
 }  // namespace

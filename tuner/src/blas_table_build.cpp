@@ -92,6 +92,10 @@ std::size_t tune_missing_classes(Device& device,
   std::size_t tuned = 0;
   std::vector<int> counts = library_threads;
   std::sort(counts.begin(), counts.end());  // fewest first: their results are reused by the larger counts
+  // Each kernel's best configuration of a shape at a smaller thread count: a start of the search
+  // at the larger ones (its blocking, with more threads), which a small budget may not reach
+  // from the default.
+  std::map<std::pair<const Kernel*, std::string>, Config> best_with_fewer;
   for (int t : counts) {
     std::vector<ShapeClass> done;
     for (const Problem& p : problems) {
@@ -110,14 +114,21 @@ std::size_t tune_missing_classes(Device& device,
                         : std::make_unique<InProcessRunner>(device, *kernel, p, truth_fp64, reference, options.seed,
                                                             options.measure);
         TuneOptions o = options;
+        const std::pair<const Kernel*, std::string> shape_key{kernel, std::string(to_string(p.precision)) + " " + p.shape() + " " + p.transposes()};
         if (o.start_with.empty()) {
           Config start = kernel->default_config(device.info(), p.precision);
           if (auto threads = start.find("threads"); threads != start.end())
             threads->second = std::min<ParamValue>(threads->second, t);
           o.start_with = {start};
+          if (auto fewer = best_with_fewer.find(shape_key); fewer != best_with_fewer.end()) {
+            Config more = fewer->second;
+            if (auto threads = more.find("threads"); threads != more.end()) threads->second = t;
+            if (more != start) o.start_with.push_back(more);
+          }
         }
         const TuneResult result =
             tune(space, p, *runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
+        if (const std::vector<ConfigResult> best = result.top(1); !best.empty()) best_with_fewer[shape_key] = best.front().config;
         for (const ConfigResult& r : result.top(blas_finalists_per_kernel)) finalists.push_back({kernel, r});
       }
       // A lone finalist (every other configuration failed or was aborted) keeps its timing.
