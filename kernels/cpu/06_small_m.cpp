@@ -81,6 +81,34 @@ struct Tile {
 template <class T>
 using TileFn = void (*)(Tile<T>);
 
+// The axpy form's KB steps of k into the tile's accumulators. MASKED: the tile reaches past the
+// right edge of C, so B's rows are loaded under `mask`; a whole tile loads them plainly, without
+// keeping NV masks live through the loop.
+template <class T, int ROWS, int NV, bool MASKED>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void axpy_steps(const Tile<T>& t, const typename simd::Avx512<T>::Mask* mask,
+                                                                      typename simd::Avx512<T>::Reg (&acc)[ROWS][NV]) {
+  using V = simd::Avx512<T>;
+  constexpr int L = V::lanes;
+  const T* b = t.b;
+  for (std::int64_t p = 0; p < t.kb; ++p) {
+    typename V::Reg b_vec[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      // The same row of the next column tile: needed one whole tile from now.
+      _mm_prefetch(reinterpret_cast<const char*>(b + (NV + v) * L), _MM_HINT_T0);
+      if constexpr (MASKED) b_vec[v] = V::load(mask[v], b + v * L);
+      else b_vec[v] = V::load(b + v * L);
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < ROWS; ++r) {
+      const typename V::Reg a_bcast = V::broadcast(t.a[r * t.a_row + p * t.a_col]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = V::fma(a_bcast, b_vec[v], acc[r][v]);
+    }
+    b += t.ldb;
+  }
+}
+
 // Axpy form: C[0:ROWS][0:cols] = alpha * A_block * B_strip + beta * C, B_strip KB x NR.
 template <class T, int ROWS, int NV>
 [[gnu::target("avx512f")]] void axpy_tile(const Tile<T> t) {
@@ -94,24 +122,8 @@ template <class T, int ROWS, int NV>
   for (int r = 0; r < ROWS; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[r][v] = V::zero();
-
-  const T* b = t.b;
-  for (std::int64_t p = 0; p < t.kb; ++p) {
-    typename V::Reg b_vec[NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      // The same row of the next column tile: needed one whole tile from now.
-      _mm_prefetch(reinterpret_cast<const char*>(b + (NV + v) * L), _MM_HINT_T0);
-      b_vec[v] = V::load(mask[v], b + v * L);
-    }
-#pragma GCC unroll 16
-    for (int r = 0; r < ROWS; ++r) {
-      const typename V::Reg a_bcast = V::broadcast(t.a[r * t.a_row + p * t.a_col]);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[r][v] = V::fma(a_bcast, b_vec[v], acc[r][v]);
-    }
-    b += t.ldb;
-  }
+  if (t.cols >= NV * L) axpy_steps<T, ROWS, NV, false>(t, mask, acc);
+  else axpy_steps<T, ROWS, NV, true>(t, mask, acc);
 
   const typename V::Reg alpha_v = V::broadcast(t.alpha), beta_v = V::broadcast(t.beta);
 #pragma GCC unroll 16
