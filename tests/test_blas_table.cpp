@@ -341,5 +341,52 @@ TEST(BlasTableTuning, StartsTheLargerThreadCountFromTheSmallerCountsBest) {
   EXPECT_EQ(evaluated[1][1], expected) << "then the one-thread search's best, on two threads";
 }
 
+// Each finalist is timed together with the others twice, minutes apart, and keeps its slower
+// round: neither the configuration fast only in round one nor the one fast only in round two
+// wins against one that is good in both.
+TEST(BlasTableTuning, FinalistsKeepTheSlowerOfTwoRoundsTimedTogether) {
+  Scratch scratch;
+  ResultsCache cache(scratch.file("c.sqlite"));
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  const Problem p = Problem::packed(3, 70, 20);
+  std::vector<std::vector<Config>> evaluated;
+  const RunnerFactory runners = [&](const Kernel&, const Problem&) {
+    evaluated.emplace_back();
+    return std::make_unique<RecordingRunner>(evaluated.back());
+  };
+  int rounds = 0;
+  std::vector<Config> timed;  // the candidates of the last round, in order
+  const FinalistTimer timer = [&](const Problem&, const std::vector<std::pair<const Kernel*, Config>>& candidates) {
+    ++rounds;
+    timed.clear();
+    std::vector<Timing> timings(candidates.size());
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      timed.push_back(candidates[i].second);
+      // Round one, round two: the first 300, 100 (fast once); the second 190, 260 (faster
+      // later); the third 210, 200 (good in both); any others 50.
+      const double first_round[] = {300, 190, 210}, second_round[] = {100, 260, 200};
+      timings[i].gflops = i < 3 ? (rounds == 1 ? first_round : second_round)[i] : 50.0;
+      timings[i].measurement.median_s = 1 / timings[i].gflops;
+    }
+    return timings;
+  };
+  TuneOptions options;
+  options.budget.evaluations = 8;
+  tune_missing_classes(cpu_device(), [&](const Problem&) { return std::vector<const Kernel*>{&small_m}; },
+                       &openblas(), nullptr, cache, BlasTable{}, {p}, {1}, options, {}, runners, timer);
+  ASSERT_EQ(rounds, 2) << "two rounds of the finalists";
+  ASSERT_GE(timed.size(), 3u);
+  const BlasTable t = blas_table_from_cache(cache, cpu_device().info(), {&small_m}, {1});
+  const BlasTableEntry* e = t.find(p, 1);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->config, timed[2]) << "the third candidate: 200 at its slower round, against 100 and 190";
+  const double kept[] = {100, 190, 200};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const std::optional<ConfigResult> r = cache.find(cache_key(cpu_device().info(), small_m, p), timed[i]);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_DOUBLE_EQ(r->gflops, kept[i]) << "candidate " << i << " kept at its slower round";
+  }
+}
+
 }  // namespace
 }  // namespace gemmlab

@@ -88,7 +88,7 @@ std::size_t tune_missing_classes(Device& device,
                                  const BlasTable& table, const std::vector<Problem>& problems,
                                  const std::vector<int>& library_threads, const TuneOptions& options,
                                  const std::function<void(const Problem&, const Kernel&, int)>& progress,
-                                 const RunnerFactory& make_runner) {
+                                 const RunnerFactory& make_runner, const FinalistTimer& time_finalists) {
   std::size_t tuned = 0;
   std::vector<int> counts = library_threads;
   std::sort(counts.begin(), counts.end());  // fewest first: their results are reused by the larger counts
@@ -96,14 +96,49 @@ std::size_t tune_missing_classes(Device& device,
   // at the larger ones (its blocking, with more threads), which a small budget may not reach
   // from the default.
   std::map<std::pair<const Kernel*, std::string>, Config> best_with_fewer;
+  const FinalistTimer time_together = time_finalists ? time_finalists : [&](const Problem& p, const std::vector<std::pair<const Kernel*, Config>>& candidates) {
+    Evaluator evaluator(device, p, truth_fp64, options.seed);
+    return evaluator.time_together(candidates, options.measure);
+  };
+  struct Finalist {
+    const Kernel* kernel;
+    ConfigResult result;
+    bool timed_together = false;  // by an earlier round
+  };
+  using Finalists = std::vector<Finalist>;
+  // Times a problem's finalists together once more; each keeps the slower of this round and what
+  // it had, and is stored (a lone finalist — every other configuration failed or was aborted —
+  // keeps its search's timing).
+  const auto time_finalists_round = [&](const Problem& p, Finalists& finalists) {
+    if (finalists.size() < 2) {
+      for (const Finalist& f : finalists) cache.store(cache_key(device.info(), *f.kernel, p), f.result);
+      return;
+    }
+    std::vector<std::pair<const Kernel*, Config>> candidates;
+    for (const Finalist& f : finalists) candidates.push_back({f.kernel, f.result.config});
+    const std::vector<Timing> timings = time_together(p, candidates);
+    for (std::size_t i = 0; i < finalists.size() && i < timings.size(); ++i) {
+      Finalist& f = finalists[i];
+      if (f.timed_together && timings[i].gflops >= f.result.gflops) continue;  // the earlier round was the slower
+      f.result.time_s = timings[i].measurement.median_s;
+      f.result.gflops = timings[i].gflops;
+      f.result.ratio_to_reference = f.result.reference_gflops > 0 ? f.result.gflops / f.result.reference_gflops : 0;
+      f.result.recorded_at = utc_timestamp();
+    }
+    for (Finalist& f : finalists) {
+      f.timed_together = true;
+      cache.store(cache_key(device.info(), *f.kernel, p), f.result);
+    }
+  };
   for (int t : counts) {
+    std::vector<std::pair<Problem, Finalists>> rounds;
     std::vector<ShapeClass> done;
     for (const Problem& p : problems) {
       const ShapeClass c = shape_class(p);
       const BlasTableEntry* entry = table.find(p, t);
       if ((entry != nullptr && entry->library_threads == t) || std::find(done.begin(), done.end(), c) != done.end())
         continue;
-      std::vector<std::pair<const Kernel*, ConfigResult>> finalists;
+      Finalists finalists;
       for (const Kernel* kernel : kernels_for(p)) {
         if (progress) progress(p, *kernel, t);
         SearchSpace space = kernel->space(device.info(), p.precision);
@@ -131,28 +166,18 @@ std::size_t tune_missing_classes(Device& device,
         if (const std::vector<ConfigResult> best = result.top(1); !best.empty()) best_with_fewer[shape_key] = best.front().config;
         for (const ConfigResult& r : result.top(blas_finalists_per_kernel)) finalists.push_back({kernel, r});
       }
-      // A lone finalist (every other configuration failed or was aborted) keeps its timing.
-      std::vector<Timing> timings;
-      if (finalists.size() > 1) {
-        std::vector<std::pair<const Kernel*, Config>> candidates;
-        for (const auto& [kernel, r] : finalists) candidates.push_back({kernel, r.config});
-        Evaluator evaluator(device, p, truth_fp64, options.seed);
-        timings = evaluator.time_together(candidates, options.measure);
-      }
-      for (std::size_t i = 0; i < finalists.size(); ++i) {
-        ConfigResult r = finalists[i].second;
-        if (!timings.empty()) {
-          r.time_s = timings[i].measurement.median_s;
-          r.gflops = timings[i].gflops;
-          r.ratio_to_reference = r.reference_gflops > 0 ? r.gflops / r.reference_gflops : 0;
-        }
-        r.reason = blas_finalist_reason;
-        r.recorded_at = utc_timestamp();
-        cache.store(cache_key(device.info(), *finalists[i].first, p), r);
-      }
+      // Round one of the finalists' timing, right after their search; round two comes once every
+      // class of this thread count is tuned, minutes later.
+      for (Finalist& f : finalists) f.result.reason = blas_finalist_reason;
+      time_finalists_round(p, finalists);
+      rounds.push_back({p, std::move(finalists)});
       done.push_back(c);
       ++tuned;
     }
+    // Round two. Each finalist keeps the slower of its two rounds: the machine's speed moves
+    // between minutes, and a configuration fast in only some of its states must not win on one
+    // lucky timing.
+    for (auto& [p, finalists] : rounds) time_finalists_round(p, finalists);
   }
   return tuned;
 }

@@ -112,19 +112,25 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
 // most T threads, on each of `problems` whose class `table` has no entry for T yet, storing every
 // result in `cache` (as `gemmlab tune` does); `progress` is told each problem, kernel and T
 // before they are tuned. Then the finalists (the blas_finalists_per_kernel fastest of each
-// kernel) are timed again together, in alternating blocks, and stored with those timings and
-// blas_finalist_reason: one timing each, taken minutes apart on a machine whose speed drifts,
-// does not rank close configurations reliably. Returns how many (problem, T) it tuned.
+// kernel) are timed again together, in alternating blocks, and stored with blas_finalist_reason:
+// one timing each, taken minutes apart on a machine whose speed drifts, does not rank close
+// configurations reliably. They are timed together twice, right after their problem's search and
+// again once every problem of T is tuned, and each keeps the slower of its two rounds (a
+// configuration fast in only some of the machine's states must not win on one lucky round).
+// Returns how many (problem, T) it tuned.
 // `make_runner` evaluates a kernel's configurations on a problem (default: an InProcessRunner on
-// `device`; `gemmlab blas-table` under MPI: a runner over every rank).
+// `device`; `gemmlab blas-table` under MPI: a runner over every rank). `time_finalists` times one
+// round of a problem's finalists together, one Timing per candidate in order (default:
+// Evaluator::time_together on `device`).
 using RunnerFactory = std::function<std::unique_ptr<ConfigurationRunner>(const Kernel&, const Problem&)>;
+using FinalistTimer = std::function<std::vector<Timing>(const Problem&, const std::vector<std::pair<const Kernel*, Config>>&)>;
 std::size_t tune_missing_classes(Device& device,
                                  const std::function<std::vector<const Kernel*>(const Problem&)>& kernels_for,
                                  Reference* truth_fp64, Reference* reference,
                                  ResultsCache& cache, const BlasTable& table, const std::vector<Problem>& problems,
                                  const std::vector<int>& library_threads, const TuneOptions& options,
                                  const std::function<void(const Problem&, const Kernel&, int)>& progress = {},
-                                 const RunnerFactory& make_runner = {});
+                                 const RunnerFactory& make_runner = {}, const FinalistTimer& time_finalists = {});
 
 // The shapes `gemmlab blas-table --tune` tunes by default and bench/blas_bench.py measures:
 // squares, tall-skinny, short-wide and small-K shapes, a BERT-base layer's GEMMs, LLM decoding
