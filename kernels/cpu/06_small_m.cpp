@@ -85,8 +85,8 @@ using TileFn = void (*)(Tile<T>);
 // right edge of C, so B's rows are loaded under `mask`; a whole tile loads them plainly, without
 // keeping NV masks live through the loop.
 template <class T, int ROWS, int NV, bool MASKED>
-[[gnu::target("avx512f"), gnu::always_inline]] inline void axpy_steps(const Tile<T>& t, const typename simd::Avx512<T>::Mask* mask,
-                                                                      typename simd::Avx512<T>::Reg (&acc)[ROWS][NV]) {
+[[gnu::target("avx512f"), gnu::always_inline]] inline void axpy_steps(
+    const Tile<T>& t, const typename simd::Avx512<T>::Mask* mask, typename simd::Avx512<T>::Reg (&acc)[ROWS][NV]) {
   using V = simd::Avx512<T>;
   constexpr int L = V::lanes;
   const T* b = t.b;
@@ -168,7 +168,8 @@ template <class T, int ROWS, int NV, int R>
     for (int v = 0; v < NV; ++v) {
       typename V::Reg result;
       if (p > 0) result = V::fma(alpha_v, acc[v], V::load(mask[v], c_row + v * L));  // later rows of B add to C
-      else if (t.beta != T(0)) result = V::fma(alpha_v, acc[v], V::mul(V::broadcast(t.beta), V::load(mask[v], c_row + v * L)));
+      else if (t.beta != T(0))
+        result = V::fma(alpha_v, acc[v], V::mul(V::broadcast(t.beta), V::load(mask[v], c_row + v * L)));
       else result = V::mul(alpha_v, acc[v]);  // C is not read: it may hold anything
       V::store(mask[v], c_row + v * L, result);
     }
@@ -187,7 +188,8 @@ template <class T, int ROWS, int NV>
   typename V::Mask all[NV], edge[NV];
   for (int v = 0; v < NV; ++v) all[v] = V::first(L);
   const std::int64_t full_end = t.cols / (NV * L) * (NV * L);
-  for (int v = 0; v < NV; ++v) edge[v] = V::first(static_cast<int>(std::max<std::int64_t>(0, t.cols - full_end - v * L)));
+  for (int v = 0; v < NV; ++v)
+    edge[v] = V::first(static_cast<int>(std::max<std::int64_t>(0, t.cols - full_end - v * L)));
   std::int64_t p = 0;
   for (; p + RB <= t.kb; p += RB) {
     for (std::int64_t j = 0; j < full_end; j += NV * L) stream_step<T, ROWS, NV, RB>(t, p, j, all);
@@ -245,7 +247,9 @@ enum class Form { axpy, dot, rows };
 template <class T, int ROWS, int NV>
 constexpr TileFn<T> tile(Form form) {
   if constexpr (ROWS > 0 && fits_zmm(ROWS, NV))
-    return form == Form::dot ? &dot_tile<T, ROWS, NV> : form == Form::rows ? &stream_rows<T, ROWS, NV> : &axpy_tile<T, ROWS, NV>;
+    return form == Form::dot    ? &dot_tile<T, ROWS, NV>
+           : form == Form::rows ? &stream_rows<T, ROWS, NV>
+                                : &axpy_tile<T, ROWS, NV>;
   else return nullptr;
 }
 // The tile functions for 1..max_mr rows (index: rows) of one NV.
@@ -326,7 +330,8 @@ class SmallMRoutine {
         // of B streams past once.
         for (std::int64_t i = first_row; i < end_row; i += mr_) {
           const std::int64_t rows = std::min<std::int64_t>(mr_, end_row - i);
-          const std::int64_t block = std::max(width, stream_block_bytes / std::int64_t{sizeof(T)} / rows / width * width);
+          const std::int64_t block =
+              std::max(width, stream_block_bytes / std::int64_t{sizeof(T)} / rows / width * width);
           t.kb = p.k;
           t.beta = static_cast<T>(p.beta);
           for (std::int64_t j = first_col; j < end_col; j += block) {
@@ -391,8 +396,11 @@ class SmallM final : public CpuKernel {
     s.let("elem", elem, "bytes per element").let("zmm_registers", zmm_registers, "AVX-512 vector registers");
     let_cache(s, d, "L1d", 1, 32 << 10);
     let_cache(s, d, "L2", 2, 1 << 20);
-    s.require("MR*NV + NV + 1 <= zmm_registers", "MR*NV accumulators, NV vectors of B and one of A (the row form, which keeps C in L1, serves a transposed B with the dot form's tiles)")
-        .require("STREAM == 0 || KB == 256", "the row form reads the whole depth at once: one KB, no duplicate configurations")
+    s.require("MR*NV + NV + 1 <= zmm_registers",
+              "MR*NV accumulators, NV vectors of B and one of A (the row form, which keeps C in L1, serves a "
+              "transposed B with the dot form's tiles)")
+        .require("STREAM == 0 || KB == 256",
+                 "the row form reads the whole depth at once: one KB, no duplicate configurations")
         .require("MR*KB*elem <= L1d", "a pass's block of A stays in L1")
         .require("KB*NV*64 <= L2", "the strip of B a tile reads stays in L2 for the next pass over M's rows");
     return s;

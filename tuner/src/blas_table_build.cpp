@@ -96,10 +96,12 @@ std::size_t tune_missing_classes(Device& device,
   // at the larger ones (its blocking, with more threads), which a small budget may not reach
   // from the default.
   std::map<std::pair<const Kernel*, std::string>, Config> best_with_fewer;
-  const FinalistTimer time_together = time_finalists ? time_finalists : [&](const Problem& p, const std::vector<std::pair<const Kernel*, Config>>& candidates) {
-    Evaluator evaluator(device, p, truth_fp64, options.seed);
-    return evaluator.time_together(candidates, options.measure);
-  };
+  const FinalistTimer time_together =
+      time_finalists ? time_finalists
+                     : [&](const Problem& p, const std::vector<std::pair<const Kernel*, Config>>& candidates) {
+                         Evaluator evaluator(device, p, truth_fp64, options.seed);
+                         return evaluator.time_together(candidates, options.measure);
+                       };
   struct Finalist {
     const Kernel* kernel;
     ConfigResult result;
@@ -119,10 +121,11 @@ std::size_t tune_missing_classes(Device& device,
     const std::vector<Timing> timings = time_together(p, candidates);
     for (std::size_t i = 0; i < finalists.size() && i < timings.size(); ++i) {
       Finalist& f = finalists[i];
-      if (f.timed_together && timings[i].gflops >= f.result.gflops) continue;  // the earlier round was the slower
+      if (f.timed_together && timings[i].gflops >= f.result.gflops) continue;  // the earlier round was slower
       f.result.time_s = timings[i].measurement.median_s;
       f.result.gflops = timings[i].gflops;
-      f.result.ratio_to_reference = f.result.reference_gflops > 0 ? f.result.gflops / f.result.reference_gflops : 0;
+      f.result.ratio_to_reference =
+          f.result.reference_gflops > 0 ? f.result.gflops / f.result.reference_gflops : 0;
       f.result.recorded_at = utc_timestamp();
     }
     for (Finalist& f : finalists) {
@@ -149,7 +152,8 @@ std::size_t tune_missing_classes(Device& device,
                         : std::make_unique<InProcessRunner>(device, *kernel, p, truth_fp64, reference, options.seed,
                                                             options.measure);
         TuneOptions o = options;
-        const std::pair<const Kernel*, std::string> shape_key{kernel, std::string(to_string(p.precision)) + " " + p.shape() + " " + p.transposes()};
+        const std::pair<const Kernel*, std::string> shape_key{
+            kernel, std::string(to_string(p.precision)) + " " + p.shape() + " " + p.transposes()};
         if (o.start_with.empty()) {
           Config start = kernel->default_config(device.info(), p.precision);
           if (auto threads = start.find("threads"); threads != start.end())
@@ -163,7 +167,8 @@ std::size_t tune_missing_classes(Device& device,
         }
         const TuneResult result =
             tune(space, p, *runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
-        if (const std::vector<ConfigResult> best = result.top(1); !best.empty()) best_with_fewer[shape_key] = best.front().config;
+        if (const std::vector<ConfigResult> best = result.top(1); !best.empty())
+          best_with_fewer[shape_key] = best.front().config;
         for (const ConfigResult& r : result.top(blas_finalists_per_kernel)) finalists.push_back({kernel, r});
       }
       // Round one of the finalists' timing, right after their search; round two comes once every

@@ -123,7 +123,8 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
 // round of a problem's finalists together, one Timing per candidate in order (default:
 // Evaluator::time_together on `device`).
 using RunnerFactory = std::function<std::unique_ptr<ConfigurationRunner>(const Kernel&, const Problem&)>;
-using FinalistTimer = std::function<std::vector<Timing>(const Problem&, const std::vector<std::pair<const Kernel*, Config>>&)>;
+using FinalistTimer =
+    std::function<std::vector<Timing>(const Problem&, const std::vector<std::pair<const Kernel*, Config>>&)>;
 std::size_t tune_missing_classes(Device& device,
                                  const std::function<std::vector<const Kernel*>(const Problem&)>& kernels_for,
                                  Reference* truth_fp64, Reference* reference,
