@@ -17,7 +17,7 @@
 //    time) stay in L1 while B goes past in groups of 16 / NV rows, each row one long contiguous
 //    run; every vector of B loaded serves all of the pass's rows of C. C is read and written
 //    once per group, from L1. Measured on the development machine at 1 x 4096 x 4096, one
-//    thread: 20 GFLOP/s (40 GB/s of B) against 12.2-12.8 for the tile order over its NV and KB.
+//    thread: 20 GFLOP/s (40 GB/s of B) against 9.1-12.8 for the tile order over its NV and KB.
 //  - B stored N x K (transposed, as a layer's weight W in x * W^T): the "dot" form. Each element
 //    of C is a dot product of a row of A with a row of B, both contiguous along k. MR x NV of them
 //    are accumulated as vectors over KB steps of k, each step loading one vector of every row;
