@@ -95,7 +95,7 @@ std::size_t tune_missing_classes(Device& device,
   // Each kernel's best configuration of a shape at a smaller thread count: a start of the search
   // at the larger ones (its blocking, with more threads), which a small budget may not reach
   // from the default.
-  std::map<std::pair<const Kernel*, std::string>, Config> best_with_fewer;
+  std::map<CacheKey, Config> best_with_fewer;
   const FinalistTimer time_together =
       time_finalists ? time_finalists
                      : [&](const Problem& p, const std::vector<std::pair<const Kernel*, Config>>& candidates) {
@@ -152,23 +152,20 @@ std::size_t tune_missing_classes(Device& device,
                         : std::make_unique<InProcessRunner>(device, *kernel, p, truth_fp64, reference, options.seed,
                                                             options.measure);
         TuneOptions o = options;
-        const std::pair<const Kernel*, std::string> shape_key{
-            kernel, std::string(to_string(p.precision)) + " " + p.shape() + " " + p.transposes()};
+        const CacheKey key = cache_key(device.info(), *kernel, p);
         if (o.start_with.empty()) {
           Config start = kernel->default_config(device.info(), p.precision);
           if (auto threads = start.find("threads"); threads != start.end())
             threads->second = std::min<ParamValue>(threads->second, t);
           o.start_with = {start};
-          if (auto fewer = best_with_fewer.find(shape_key); fewer != best_with_fewer.end()) {
+          if (auto fewer = best_with_fewer.find(key); fewer != best_with_fewer.end()) {
             Config more = fewer->second;
             if (auto threads = more.find("threads"); threads != more.end()) threads->second = t;
             if (more != start) o.start_with.push_back(more);
           }
         }
-        const TuneResult result =
-            tune(space, p, *runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
-        if (const std::vector<ConfigResult> best = result.top(1); !best.empty())
-          best_with_fewer[shape_key] = best.front().config;
+        const TuneResult result = tune(space, p, *runner, o, {}, {.cache = &cache, .key = key});
+        if (const std::vector<ConfigResult> best = result.top(1); !best.empty()) best_with_fewer[key] = best.front().config;
         for (const ConfigResult& r : result.top(blas_finalists_per_kernel)) finalists.push_back({kernel, r});
       }
       // Round one of the finalists' timing, right after their search; round two comes once every
@@ -182,7 +179,8 @@ std::size_t tune_missing_classes(Device& device,
     // Round two. Each finalist keeps the slower of its two rounds: the machine's speed moves
     // between minutes, and a configuration fast in only some of its states must not win on one
     // lucky timing.
-    for (auto& [p, finalists] : rounds) time_finalists_round(p, finalists);
+    for (auto& [p, finalists] : rounds)
+      if (finalists.size() > 1) time_finalists_round(p, finalists);  // a lone one was stored in round one
   }
   return tuned;
 }

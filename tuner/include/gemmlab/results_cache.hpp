@@ -37,7 +37,7 @@ struct CacheKey {
   std::string precision;     // "fp32"
   std::string layout;        // e.g. "row-major lda=K ldb=N ldc=N alpha=1 beta=0"
 
-  bool operator==(const CacheKey&) const = default;
+  auto operator<=>(const CacheKey&) const = default;
 };
 
 // Now as the cache records it: UTC ISO-8601 to the second ("2024-05-01T12:34:56Z").
