@@ -292,18 +292,21 @@ double made_up_gflops(const Config& config) {
 
 class RecordingRunner final : public ConfigurationRunner {
  public:
-  explicit RecordingRunner(std::vector<Config>& evaluated) : evaluated_(evaluated) {}
+  explicit RecordingRunner(std::vector<Config>& evaluated,
+                           std::function<double(const Config&)> speed = made_up_gflops)
+      : evaluated_(evaluated), speed_(std::move(speed)) {}
   std::string reference_name() const override { return ""; }
   double reference_gflops() override { return 0; }
   ConfigResult run(const Config& config, double, double) override {
     evaluated_.push_back(config);
-    const double gflops = made_up_gflops(config);
+    const double gflops = speed_(config);
     return ConfigResult{.config = config, .status = Status::ok, .time_s = 1 / gflops, .gflops = gflops};
   }
   double reference_gflops_beside(const Config&, double) override { return 0; }
 
  private:
   std::vector<Config>& evaluated_;
+  std::function<double(const Config&)> speed_;
 };
 
 // The search at the larger thread count starts from the smaller count's best configuration (with
@@ -326,7 +329,8 @@ TEST(BlasTableTuning, StartsTheLargerThreadCountFromTheSmallerCountsBest) {
   const BlasTable empty;
   tune_missing_classes(cpu_device(), [&](const Problem&) { return std::vector<const Kernel*>{&small_m}; },
                        &openblas(), nullptr, cache, empty, {p}, {1, 2}, options, {}, runners);
-  ASSERT_EQ(evaluated.size(), 2u) << "one search per thread count";
+  // One search per thread count; then a try of the two-thread best on one thread may follow.
+  ASSERT_GE(evaluated.size(), 2u) << "one search per thread count";
   const auto fastest = std::max_element(evaluated[0].begin(), evaluated[0].end(), [](const Config& a, const Config& b) {
     return made_up_gflops(a) < made_up_gflops(b);
   });
@@ -386,6 +390,79 @@ TEST(BlasTableTuning, FinalistsKeepTheSlowerOfTwoRoundsTimedTogether) {
     ASSERT_TRUE(r.has_value());
     EXPECT_DOUBLE_EQ(r->gflops, kept[i]) << "candidate " << i << " kept at its slower round";
   }
+}
+
+// Each problem also tries the best configuration other problems' searches found: here the
+// two-thread entry of one problem is a configuration that only the other problem's one-thread
+// search evaluated, and the fastest there on two threads.
+TEST(BlasTableTuning, TriesOtherProblemsBestConfigurations) {
+  if (cpu_device().info().cores < 2) GTEST_SKIP() << "needs two cores";
+  Scratch scratch;
+  ResultsCache cache(scratch.file("c.sqlite"));
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  const Problem p = Problem::packed(3, 70, 20), q = Problem::packed(9, 300, 90);
+  ASSERT_NE(shape_class(p), shape_class(q));
+  struct Recorded {
+    Problem problem;
+    std::vector<Config> configs;
+  };
+  std::vector<Recorded> runs;  // per runner, in the order they were made
+  // The one-thread configuration q's search found fastest, once that search has run.
+  const auto q_best_on_one = [&]() -> std::optional<Config> {
+    if (runs.size() < 2) return std::nullopt;  // p's and q's one-thread searches come first
+    const std::vector<Config>& tried = runs[1].configs;
+    const auto best = std::min_element(tried.begin(), tried.end(), [](const Config& a, const Config& b) {
+      return made_up_gflops(a) < made_up_gflops(b);  // q's speed falls as made_up_gflops rises
+    });
+    return best == tried.end() ? std::nullopt : std::optional<Config>(*best);
+  };
+  // p: made_up_gflops, and far faster on q's one-thread best run on two threads; q: the reverse
+  // order of made_up_gflops, so that the two searches' bests differ.
+  const auto speed = [&](const Problem& on, const Config& c) {
+    if (on.m == q.m) return 2000 - made_up_gflops(c);
+    std::optional<Config> special = q_best_on_one();
+    if (special) (*special)["threads"] = 2;
+    return made_up_gflops(c) + (special && c == *special ? 5000.0 : 0.0);
+  };
+  const RunnerFactory runners = [&](const Kernel&, const Problem& on) {
+    runs.push_back({on, {}});
+    return std::make_unique<RecordingRunner>(runs.back().configs, [&, on](const Config& c) { return speed(on, c); });
+  };
+  const FinalistTimer timer = [&](const Problem& on, const std::vector<std::pair<const Kernel*, Config>>& candidates) {
+    std::vector<Timing> timings(candidates.size());
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      timings[i].gflops = speed(on, candidates[i].second);
+      timings[i].measurement.median_s = 1 / timings[i].gflops;
+    }
+    return timings;
+  };
+  // Every search evaluates these four one-thread configurations and nothing else: no search ever
+  // runs one of them on two threads.
+  TuneOptions options;
+  const SearchSpace space = small_m.space(cpu_device().info(), Precision::fp32);
+  for (ParamValue kb : {128, 256, 512, 1024}) {
+    Config c = small_m.default_config(cpu_device().info(), Precision::fp32);
+    c["threads"] = 1;
+    c["KB"] = kb;
+    c["STREAM"] = 0;
+    ASSERT_TRUE(space.is_valid(c)) << to_string(c);
+    options.start_with.push_back(c);
+  }
+  options.budget.evaluations = options.start_with.size();
+  tune_missing_classes(cpu_device(), [&](const Problem&) { return std::vector<const Kernel*>{&small_m}; },
+                       &openblas(), nullptr, cache, BlasTable{}, {p, q}, {1, 2}, options, {}, runners, timer);
+  ASSERT_GE(runs.size(), 4u) << "the searches: p and q on one thread, then on two";
+  ASSERT_EQ(runs[2].problem.m, p.m);
+  std::optional<Config> special = q_best_on_one();
+  ASSERT_TRUE(special.has_value());
+  (*special)["threads"] = 2;
+  ASSERT_EQ(std::count(runs[2].configs.begin(), runs[2].configs.end(), *special), 0)
+      << "p's two-thread search did not find it itself";
+  const BlasTable t = blas_table_from_cache(cache, cpu_device().info(), {&small_m}, {1, 2});
+  ASSERT_NE(t.find(p, 2), nullptr);
+  EXPECT_EQ(t.find(p, 2)->config, *special) << "q's one-thread best, tried on p with two threads, wins there";
+  ASSERT_NE(t.find(q, 1), nullptr);
+  EXPECT_NE(t.find(q, 1)->config, t.find(p, 1)->config) << "the two searches' bests differ";
 }
 
 }  // namespace

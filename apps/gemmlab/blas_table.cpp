@@ -127,10 +127,13 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
       tuned = tune_missing_classes(
           *setup.device, kernels_for, setup.truth.get(), setup.reference.get(), *source, table, problems, library_threads,
           options,
-          [&](const Problem& p, const Kernel& k, int t) {
+          [&](const BlasTuningStep& step) {
             if (!o->json)
-              fmt::print("tuning {} {} with {} on at most {} thread{} ({} configurations{})\n", p.shape(),
-                         to_string(p.precision), k.name(), t, t == 1 ? "" : "s", o->budget,
+              fmt::print("{} {} {} with {} on at most {} thread{} ({} configurations{}{})\n",
+                         step.from_other_problems ? "trying on" : "tuning", step.problem.shape(),
+                         to_string(step.problem.precision), step.kernel.name(), step.threads,
+                         step.threads == 1 ? "" : "s", step.configurations,
+                         step.from_other_problems ? ", the best of the nearest other shapes" : "",
                          ranks::world().size > 1 ? fmt::format(", {} MPI ranks", ranks::world().size) : "");
           },
           on_ranks);

@@ -2,6 +2,7 @@
 // Apart from blas_table.cpp so that the library, which only reads tables, does not link SQLite.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <initializer_list>
 #include <map>
 
@@ -15,6 +16,30 @@ namespace {
 std::string transposes_of(const std::string& layout) {
   const auto at = layout.find("transposes=");
   return at == std::string::npos || at + 13 > layout.size() ? "NN" : layout.substr(at + 11, 2);
+}
+
+
+// A kernel's space on `p`, on at most `threads` threads.
+SearchSpace space_within(const Kernel& kernel, const Problem& p, int threads, const DeviceInfo& device) {
+  SearchSpace space = kernel.space(device, p.precision);
+  if (space.find("threads") != nullptr)
+    space.require("threads <= " + std::to_string(threads), "the library's thread count this entry is for");
+  return space;
+}
+
+// `config` on `threads` threads (unchanged where the kernel has no such parameter).
+Config with_threads(Config config, int threads) {
+  if (auto t = config.find("threads"); t != config.end()) t->second = threads;
+  return config;
+}
+
+// How far apart two shapes are: the sum over M, N and K of the distance of their logarithms.
+double shape_distance(const Problem& a, const Problem& b) {
+  const auto apart = [](std::int64_t x, std::int64_t y) {
+    return std::abs(std::log2(static_cast<double>(std::max<std::int64_t>(x, 1))) -
+                    std::log2(static_cast<double>(std::max<std::int64_t>(y, 1))));
+  };
+  return apart(a.m, b.m) + apart(a.n, b.n) + apart(a.k, b.k) + (a.trans_a != b.trans_a) + (a.trans_b != b.trans_b);
 }
 }  // namespace
 
@@ -87,7 +112,7 @@ std::size_t tune_missing_classes(Device& device,
                                  Reference* truth_fp64, Reference* reference, ResultsCache& cache,
                                  const BlasTable& table, const std::vector<Problem>& problems,
                                  const std::vector<int>& library_threads, const TuneOptions& options,
-                                 const std::function<void(const Problem&, const Kernel&, int)>& progress,
+                                 const BlasTuningProgress& progress,
                                  const RunnerFactory& make_runner, const FinalistTimer& time_finalists) {
   std::size_t tuned = 0;
   std::vector<int> counts = library_threads;
@@ -133,8 +158,14 @@ std::size_t tune_missing_classes(Device& device,
       cache.store(cache_key(device.info(), *f.kernel, p), f.result);
     }
   };
+  // Each problem searched, with its thread count and finalists.
+  struct Searched {
+    Problem problem;
+    int threads;
+    Finalists finalists;
+  };
+  std::vector<Searched> rounds;
   for (int t : counts) {
-    std::vector<std::pair<Problem, Finalists>> rounds;
     std::vector<ShapeClass> done;
     for (const Problem& p : problems) {
       const ShapeClass c = shape_class(p);
@@ -143,10 +174,8 @@ std::size_t tune_missing_classes(Device& device,
         continue;
       Finalists finalists;
       for (const Kernel* kernel : kernels_for(p)) {
-        if (progress) progress(p, *kernel, t);
-        SearchSpace space = kernel->space(device.info(), p.precision);
-        if (space.find("threads") != nullptr)
-          space.require("threads <= " + std::to_string(t), "the library's thread count this entry is for");
+        if (progress) progress({.problem = p, .kernel = *kernel, .threads = t, .configurations = options.budget.evaluations});
+        const SearchSpace space = space_within(*kernel, p, t, device.info());
         const std::unique_ptr<ConfigurationRunner> runner =
             make_runner ? make_runner(*kernel, p)
                         : std::make_unique<InProcessRunner>(device, *kernel, p, truth_fp64, reference, options.seed,
@@ -159,8 +188,7 @@ std::size_t tune_missing_classes(Device& device,
             threads->second = std::min<ParamValue>(threads->second, t);
           o.start_with = {start};
           if (auto fewer = best_with_fewer.find(key); fewer != best_with_fewer.end()) {
-            Config more = fewer->second;
-            if (auto threads = more.find("threads"); threads != more.end()) threads->second = t;
+            const Config more = with_threads(fewer->second, t);
             if (more != start) o.start_with.push_back(more);
           }
         }
@@ -169,19 +197,77 @@ std::size_t tune_missing_classes(Device& device,
         for (const ConfigResult& r : result.top(blas_finalists_per_kernel)) finalists.push_back({kernel, r});
       }
       // Round one of the finalists' timing, right after their search; round two comes once every
-      // class of this thread count is tuned, minutes later.
+      // problem at every thread count is searched, minutes later.
       for (Finalist& f : finalists) f.result.reason = blas_finalist_reason;
       time_finalists_round(p, finalists);
-      rounds.push_back({p, std::move(finalists)});
+      rounds.push_back({p, t, std::move(finalists)});
       done.push_back(c);
       ++tuned;
     }
-    // Round two. Each finalist keeps the slower of its two rounds: the machine's speed moves
-    // between minutes, and a configuration fast in only some of its states must not win on one
-    // lucky timing.
-    for (auto& [p, finalists] : rounds)
-      if (finalists.size() > 1) time_finalists_round(p, finalists);  // a lone one was stored in round one
   }
+
+  // Transfer: each kernel's best configuration of every other problem (and thread count) is
+  // tried on this one, the nearest shapes first. A small budget's search often ends far from a
+  // blocking that another class's search found, and one good configuration tends to be good
+  // across neighbouring shapes. The fastest joins the finalists (unless one already).
+  struct Winner {
+    const Kernel* kernel;
+    Config config;
+    const Problem* problem;
+  };
+  std::vector<Winner> winners;
+  for (const Searched& s : rounds)
+    for (const Finalist& f : s.finalists) {
+      const auto same_kernel_better = [&](const Finalist& other) {
+        return other.kernel == f.kernel && other.result.gflops > f.result.gflops;
+      };
+      if (std::none_of(s.finalists.begin(), s.finalists.end(), same_kernel_better))
+        winners.push_back({f.kernel, f.result.config, &s.problem});
+    }
+  for (Searched& s : rounds) {
+    const Problem& p = s.problem;
+    for (const Kernel* kernel : kernels_for(p)) {
+      const SearchSpace space = space_within(*kernel, p, s.threads, device.info());
+      std::vector<std::pair<double, Config>> nearest;  // shape distance, configuration
+      for (const Winner& w : winners) {
+        if (w.kernel != kernel || w.problem->precision != p.precision) continue;
+        const Config config = with_threads(w.config, s.threads);
+        const bool finalist = std::any_of(s.finalists.begin(), s.finalists.end(), [&](const Finalist& f) {
+          return f.kernel == kernel && f.result.config == config;
+        });
+        const bool listed = std::any_of(nearest.begin(), nearest.end(), [&](const auto& n) { return n.second == config; });
+        if (!finalist && !listed && space.is_valid(config)) nearest.push_back({shape_distance(*w.problem, p), config});
+      }
+      if (nearest.empty()) continue;
+      std::stable_sort(nearest.begin(), nearest.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      if (nearest.size() > blas_transfer_candidates) nearest.resize(blas_transfer_candidates);
+      TuneOptions o = options;
+      o.start_with.clear();
+      for (const auto& n : nearest) o.start_with.push_back(n.second);
+      o.budget.evaluations = o.start_with.size();  // these and nothing else
+      if (progress)
+        progress({.problem = p, .kernel = *kernel, .threads = s.threads, .configurations = o.start_with.size(),
+                  .from_other_problems = true});
+      // No reference beside these: the finalists' rounds compare them with the others.
+      const std::unique_ptr<ConfigurationRunner> runner =
+          make_runner ? make_runner(*kernel, p)
+                      : std::make_unique<InProcessRunner>(device, *kernel, p, truth_fp64, nullptr, options.seed,
+                                                          options.measure);
+      const TuneResult result =
+          tune(space, p, *runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
+      if (const std::vector<ConfigResult> best = result.top(1); !best.empty()) {
+        Finalist joining{kernel, best.front(), true};  // its evaluation counts as its first round
+        joining.result.reason = blas_finalist_reason;
+        s.finalists.push_back(std::move(joining));
+      }
+    }
+  }
+
+  // Round two. Each finalist keeps the slower of its two rounds: the machine's speed moves
+  // between minutes, and a configuration fast in only some of its states must not win on one
+  // lucky timing.
+  for (Searched& s : rounds)
+    if (s.finalists.size() > 1) time_finalists_round(s.problem, s.finalists);  // a lone one was stored in round one
   return tuned;
 }
 

@@ -108,15 +108,35 @@ std::vector<int> blas_table_thread_counts(int cores);
 BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& device,
                                 const std::vector<const Kernel*>& kernels, const std::vector<int>& library_threads);
 
+// How many other problems' best configurations `tune_missing_classes` tries on a problem, per
+// kernel (the nearest shapes').
+inline constexpr std::size_t blas_transfer_candidates = 6;
+
+// One step of `tune_missing_classes`: a search of `configurations` on `problem` with `kernel` on
+// at most `threads` threads, or (from_other_problems) a try of that many other problems' best.
+struct BlasTuningStep {
+  const Problem& problem;
+  const Kernel& kernel;
+  int threads;
+  std::size_t configurations;
+  bool from_other_problems = false;
+};
+using BlasTuningProgress = std::function<void(const BlasTuningStep&)>;
+
 // For each of `library_threads` T, tunes each of `kernels_for(problem)` in this process, on at
 // most T threads, on each of `problems` whose class `table` has no entry for T yet, storing every
-// result in `cache` (as `gemmlab tune` does); `progress` is told each problem, kernel and T
-// before they are tuned. Then the finalists (the blas_finalists_per_kernel fastest of each
-// kernel) are timed again together, in alternating blocks, and stored with blas_finalist_reason:
-// one timing each, taken minutes apart on a machine whose speed drifts, does not rank close
-// configurations reliably. They are timed together twice, right after their problem's search and
-// again once every problem of T is tuned, and each keeps the slower of its two rounds (a
-// configuration fast in only some of the machine's states must not win on one lucky round).
+// result in `cache` (as `gemmlab tune` does); `progress` is told each step before it runs. The
+// search at a larger T also starts from the best configuration at a smaller one. Then each
+// kernel's best configurations of the other problems (and thread counts), the
+// blas_transfer_candidates of the nearest shapes, are tried on each problem: a small budget's
+// search often misses a blocking that a neighbouring class's search found. The finalists (the
+// blas_finalists_per_kernel fastest of each kernel's search, and the fastest of those tried from
+// other problems) are timed again together, in alternating blocks, and stored with
+// blas_finalist_reason: one timing each, taken minutes apart on a machine whose speed drifts, does
+// not rank close configurations reliably. They are timed together twice, right after their
+// problem's search and again once every problem at every T is searched, and each keeps the slower
+// of its two rounds (a configuration fast in only some of the machine's states must not win on
+// one lucky round; one tried from another problem counts that try as its first round).
 // Returns how many (problem, T) it tuned.
 // `make_runner` evaluates a kernel's configurations on a problem (default: an InProcessRunner on
 // `device`; `gemmlab blas-table` under MPI: a runner over every rank). `time_finalists` times one
@@ -130,7 +150,7 @@ std::size_t tune_missing_classes(Device& device,
                                  Reference* truth_fp64, Reference* reference,
                                  ResultsCache& cache, const BlasTable& table, const std::vector<Problem>& problems,
                                  const std::vector<int>& library_threads, const TuneOptions& options,
-                                 const std::function<void(const Problem&, const Kernel&, int)>& progress = {},
+                                 const BlasTuningProgress& progress = {},
                                  const RunnerFactory& make_runner = {}, const FinalistTimer& time_finalists = {});
 
 // The shapes `gemmlab blas-table --tune` tunes by default and bench/blas_bench.py measures:
