@@ -426,9 +426,11 @@ TEST(BlasTableTuning, TriesOtherProblemsBestConfigurations) {
   };
   const RunnerFactory runners = [&](const Kernel&, const Problem& on) {
     runs.push_back({on, {}});
-    return std::make_unique<RecordingRunner>(runs.back().configs, [&, on](const Config& c) { return speed(on, c); });
+    return std::make_unique<RecordingRunner>(runs.back().configs,
+                                             [&, on](const Config& c) { return speed(on, c); });
   };
-  const FinalistTimer timer = [&](const Problem& on, const std::vector<std::pair<const Kernel*, Config>>& candidates) {
+  const FinalistTimer timer = [&](const Problem& on,
+                                  const std::vector<std::pair<const Kernel*, Config>>& candidates) {
     std::vector<Timing> timings(candidates.size());
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       timings[i].gflops = speed(on, candidates[i].second);

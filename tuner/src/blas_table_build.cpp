@@ -39,7 +39,8 @@ double shape_distance(const Problem& a, const Problem& b) {
     return std::abs(std::log2(static_cast<double>(std::max<std::int64_t>(x, 1))) -
                     std::log2(static_cast<double>(std::max<std::int64_t>(y, 1))));
   };
-  return apart(a.m, b.m) + apart(a.n, b.n) + apart(a.k, b.k) + (a.trans_a != b.trans_a) + (a.trans_b != b.trans_b);
+  return apart(a.m, b.m) + apart(a.n, b.n) + apart(a.k, b.k) + (a.trans_a != b.trans_a) +
+         (a.trans_b != b.trans_b);
 }
 }  // namespace
 
@@ -174,7 +175,9 @@ std::size_t tune_missing_classes(Device& device,
         continue;
       Finalists finalists;
       for (const Kernel* kernel : kernels_for(p)) {
-        if (progress) progress({.problem = p, .kernel = *kernel, .threads = t, .configurations = options.budget.evaluations});
+        if (progress)
+          progress({.problem = p, .kernel = *kernel, .threads = t,
+                    .configurations = options.budget.evaluations});
         const SearchSpace space = space_within(*kernel, p, t, device.info());
         const std::unique_ptr<ConfigurationRunner> runner =
             make_runner ? make_runner(*kernel, p)
@@ -235,24 +238,27 @@ std::size_t tune_missing_classes(Device& device,
         const bool finalist = std::any_of(s.finalists.begin(), s.finalists.end(), [&](const Finalist& f) {
           return f.kernel == kernel && f.result.config == config;
         });
-        const bool listed = std::any_of(nearest.begin(), nearest.end(), [&](const auto& n) { return n.second == config; });
-        if (!finalist && !listed && space.is_valid(config)) nearest.push_back({shape_distance(*w.problem, p), config});
+        const bool listed =
+            std::any_of(nearest.begin(), nearest.end(), [&](const auto& n) { return n.second == config; });
+        if (!finalist && !listed && space.is_valid(config))
+          nearest.push_back({shape_distance(*w.problem, p), config});
       }
       if (nearest.empty()) continue;
-      std::stable_sort(nearest.begin(), nearest.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::stable_sort(nearest.begin(), nearest.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
       if (nearest.size() > blas_transfer_candidates) nearest.resize(blas_transfer_candidates);
       TuneOptions o = options;
       o.start_with.clear();
       for (const auto& n : nearest) o.start_with.push_back(n.second);
       o.budget.evaluations = o.start_with.size();  // these and nothing else
       if (progress)
-        progress({.problem = p, .kernel = *kernel, .threads = s.threads, .configurations = o.start_with.size(),
-                  .from_other_problems = true});
+        progress({.problem = p, .kernel = *kernel, .threads = s.threads,
+                  .configurations = o.start_with.size(), .from_other_problems = true});
       // No reference beside these: the finalists' rounds compare them with the others.
       const std::unique_ptr<ConfigurationRunner> runner =
           make_runner ? make_runner(*kernel, p)
-                      : std::make_unique<InProcessRunner>(device, *kernel, p, truth_fp64, nullptr, options.seed,
-                                                          options.measure);
+                      : std::make_unique<InProcessRunner>(device, *kernel, p, truth_fp64, nullptr,
+                                                          options.seed, options.measure);
       const TuneResult result =
           tune(space, p, *runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
       if (const std::vector<ConfigResult> best = result.top(1); !best.empty()) {
@@ -267,7 +273,8 @@ std::size_t tune_missing_classes(Device& device,
   // between minutes, and a configuration fast in only some of its states must not win on one
   // lucky timing.
   for (Searched& s : rounds)
-    if (s.finalists.size() > 1) time_finalists_round(s.problem, s.finalists);  // a lone one was stored in round one
+    if (s.finalists.size() > 1)  // a lone one was stored in round one
+      time_finalists_round(s.problem, s.finalists);
   return tuned;
 }
 
