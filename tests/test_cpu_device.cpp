@@ -260,6 +260,7 @@ TEST(CpuCeilings, MeasuredValuesArePositive) {
     EXPECT_GT(c.fma_gflops_fp32, 0.0);
     EXPECT_GT(c.fma_gflops_fp64, 0.0);
     EXPECT_GT(c.fma_gflops_fp32_one_core, 0.0);
+    EXPECT_GT(c.fma_gflops_fp64_one_core, 0.0);
   }
 }
 

@@ -48,9 +48,13 @@ void add_devices_command(CLI::App& app, Outcome&) {
       if (d.measured) {
         // A ceiling a backend does not measure is 0, and is left out rather than shown as 0.
         const MeasuredCeilings& m = *d.measured;
-        fmt::print("  measured: FMA {:.1f} GFLOP/s fp32{}{}; triad {:.1f} GB/s\n", m.fma_gflops_fp32,
+        fmt::print("  measured: FMA {:.1f} GFLOP/s fp32{}{}{}; triad {:.1f} GB/s\n", m.fma_gflops_fp32,
                    m.fma_gflops_fp32_one_core > 0 ? fmt::format(" ({:.1f} on one core)", m.fma_gflops_fp32_one_core) : "",
-                   m.fma_gflops_fp64 > 0 ? fmt::format(", {:.1f} fp64", m.fma_gflops_fp64) : "", m.triad_gb_per_s);
+                   m.fma_gflops_fp64 > 0 ? fmt::format(", {:.1f} fp64", m.fma_gflops_fp64) : "",
+                   m.fma_gflops_fp64_one_core > 0
+                       ? fmt::format(" ({:.1f} on one core)", m.fma_gflops_fp64_one_core)
+                       : "",
+                   m.triad_gb_per_s);
       }
     }
   });

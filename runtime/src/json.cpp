@@ -17,6 +17,7 @@ void to_json(nlohmann::json& j, const MeasuredCeilings& c) {
   j = {{"fma_gflops_fp32", c.fma_gflops_fp32},
        {"fma_gflops_fp64", c.fma_gflops_fp64},
        {"fma_gflops_fp32_one_core", c.fma_gflops_fp32_one_core},
+       {"fma_gflops_fp64_one_core", c.fma_gflops_fp64_one_core},
        {"triad_gb_per_s", c.triad_gb_per_s}};
 }
 

@@ -29,6 +29,7 @@ struct MeasuredCeilings {
   double fma_gflops_fp32 = 0;   // all cores
   double fma_gflops_fp64 = 0;
   double fma_gflops_fp32_one_core = 0;
+  double fma_gflops_fp64_one_core = 0;
   double triad_gb_per_s = 0;    // STREAM-style a[i] = b[i] + s * c[i], all cores
 };
 

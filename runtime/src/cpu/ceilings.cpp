@@ -201,12 +201,14 @@ MeasuredCeilings measure_ceilings(const DeviceInfo& info) {
     c.fma_gflops_fp32 = fma_gflops(cores, iterations, 2.0 * 16 * fma_chains, f32);
     c.fma_gflops_fp32_one_core = fma_gflops(1, iterations, 2.0 * 16 * fma_chains, f32);
     c.fma_gflops_fp64 = fma_gflops(cores, iterations, 2.0 * 8 * fma_chains, f64);
+    c.fma_gflops_fp64_one_core = fma_gflops(1, iterations, 2.0 * 8 * fma_chains, f64);
   } else if (info.has_feature("avx2") && info.has_feature("fma")) {
     auto f32 = [](long it) { sink32 = gemmlab_fma_loop_avx2_fp32(it, 0.999999f, 1e-6f); };
     auto f64 = [](long it) { sink64 = gemmlab_fma_loop_avx2_fp64(it, 0.999999, 1e-6); };
     c.fma_gflops_fp32 = fma_gflops(cores, iterations, 2.0 * 8 * fma_chains_avx2, f32);
     c.fma_gflops_fp32_one_core = fma_gflops(1, iterations, 2.0 * 8 * fma_chains_avx2, f32);
     c.fma_gflops_fp64 = fma_gflops(cores, iterations, 2.0 * 4 * fma_chains_avx2, f64);
+    c.fma_gflops_fp64_one_core = fma_gflops(1, iterations, 2.0 * 4 * fma_chains_avx2, f64);
   }
   c.triad_gb_per_s = triad_gb_per_s(info, cores);
   return c;

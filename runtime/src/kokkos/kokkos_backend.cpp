@@ -186,7 +186,10 @@ MeasuredCeilings measure_space_ceilings() {
   c.fma_gflops_fp32 = fma_gflops<Space, float, 128>(items);
   c.fma_gflops_fp64 = fma_gflops<Space, double, 64>(items);
   // One compute unit is what the space has when its concurrency is one (Serial): the same figure.
-  if (Space::concurrency() == 1) c.fma_gflops_fp32_one_core = c.fma_gflops_fp32;
+  if (Space::concurrency() == 1) {
+    c.fma_gflops_fp32_one_core = c.fma_gflops_fp32;
+    c.fma_gflops_fp64_one_core = c.fma_gflops_fp64;
+  }
   c.triad_gb_per_s = triad_gb_per_s<Space>();
   return c;
 }
