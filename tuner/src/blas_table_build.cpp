@@ -18,7 +18,6 @@ std::string transposes_of(const std::string& layout) {
   return at == std::string::npos || at + 13 > layout.size() ? "NN" : layout.substr(at + 11, 2);
 }
 
-
 // A kernel's space on `p`, on at most `threads` threads.
 SearchSpace space_within(const Kernel& kernel, const Problem& p, int threads, const DeviceInfo& device) {
   SearchSpace space = kernel.space(device, p.precision);
@@ -159,6 +158,13 @@ std::size_t tune_missing_classes(Device& device,
       cache.store(cache_key(device.info(), *f.kernel, p), f.result);
     }
   };
+  // A kernel's configurations on a problem are evaluated by `make_runner`'s runner, else in this
+  // process (timing `beside` next to each, where given).
+  const auto runner_for = [&](const Kernel& kernel, const Problem& p, Reference* beside) {
+    return make_runner ? make_runner(kernel, p)
+                       : std::make_unique<InProcessRunner>(device, kernel, p, truth_fp64, beside, options.seed,
+                                                           options.measure);
+  };
   // Each problem searched, with its thread count and finalists.
   struct Searched {
     Problem problem;
@@ -179,10 +185,7 @@ std::size_t tune_missing_classes(Device& device,
           progress({.problem = p, .kernel = *kernel, .threads = t,
                     .configurations = options.budget.evaluations});
         const SearchSpace space = space_within(*kernel, p, t, device.info());
-        const std::unique_ptr<ConfigurationRunner> runner =
-            make_runner ? make_runner(*kernel, p)
-                        : std::make_unique<InProcessRunner>(device, *kernel, p, truth_fp64, reference, options.seed,
-                                                            options.measure);
+        const std::unique_ptr<ConfigurationRunner> runner = runner_for(*kernel, p, reference);
         TuneOptions o = options;
         const CacheKey key = cache_key(device.info(), *kernel, p);
         if (o.start_with.empty()) {
@@ -255,10 +258,7 @@ std::size_t tune_missing_classes(Device& device,
         progress({.problem = p, .kernel = *kernel, .threads = s.threads,
                   .configurations = o.start_with.size(), .from_other_problems = true});
       // No reference beside these: the finalists' rounds compare them with the others.
-      const std::unique_ptr<ConfigurationRunner> runner =
-          make_runner ? make_runner(*kernel, p)
-                      : std::make_unique<InProcessRunner>(device, *kernel, p, truth_fp64, nullptr,
-                                                          options.seed, options.measure);
+      const std::unique_ptr<ConfigurationRunner> runner = runner_for(*kernel, p, nullptr);
       const TuneResult result =
           tune(space, p, *runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
       if (const std::vector<ConfigResult> best = result.top(1); !best.empty()) {
