@@ -11,10 +11,10 @@
 //    reads is still in cache for the next pass over M's rows, and the strip of the next column
 //    tile is prefetched while this one is computed (its rows lie ldb apart: the hardware
 //    prefetcher follows only a few such streams). Where several passes of rows read the same
-//    strip, the first asks for the next strip into L2 only (into L1 it would push out the strip
-//    still in use) and every pass asks for its own strip's rows a few steps ahead into L1, since
-//    the later passes read it from L2 (measured at 49 x 512 x 4608, one thread: 0.87 -> 0.92-0.93
-//    of oneDNN).
+//    strip, the next strip goes into L2 only (into L1 it would push out the strip still in use)
+//    and every pass asks for its own strip's rows a few steps ahead into L1, since the later
+//    passes read it from L2 (measured at 49 x 512 x 4608, one thread: 0.87 -> 0.92-0.93 of
+//    oneDNN).
 //  - The axpy form's other order, the "row" form (STREAM = 1): for one or a few rows of C, the
 //    tile's strided strip (KB runs of NR values, each ldb apart) is the wrong shape for memory:
 //    too many streams for the prefetcher, a page each. Instead C's rows (a block of columns at a
@@ -34,7 +34,9 @@
 // output channels, a tall-skinny product): B is then the small operand, one or two column tiles
 // cover C, the KB x NR strip of B stays in cache while every row of A streams past it once, read
 // where it lies: packing A would copy every element of A to use it for only NR columns. The
-// threads then split the rows.
+// threads then split the rows, and no tile asks for B ahead: the few strips stay in cache from
+// the first pass on, and the requests only took load slots (measured, one thread: 128^3 0.88-0.91
+// -> 0.94 of oneDNN, 784 x 128 x 1152 0.93-0.95 -> 0.96-1.00).
 // Hardware: AVX-512F (32 zmm registers; masked loads at the right edge and the k tail instead of
 // padded copies), memory bandwidth, several cores (OpenMP).
 // Parameters (MR and NV pick compiled variants): MR (most rows of C per pass), NV (axpy form: NR
@@ -65,6 +67,13 @@ constexpr std::int64_t stream_block_bytes = 16 << 10;
 // The space's register constraint, for choosing which variants to compile.
 constexpr bool fits_zmm(int mr, int nv) { return mr * nv + nv + 1 <= zmm_registers; }
 
+// Which lines of B the axpy form asks for ahead of use.
+enum BPrefetch {
+  next_strip,  // columns split, one pass of rows: the next column tile's strip, into L1
+  own_rows,    // columns split, several passes: the next strip into L2, this strip's rows into L1
+  no_prefetch  // rows split: the passes share a few strips, which stay in cache
+};
+
 // One tile's operands. A's element (row r, step p) of the block is a[r * a_row + p * a_col];
 // the axpy form reads B's row p at b + p * ldb, the dot form B's row v (a column of C) at
 // b + v * ldb. C's tile starts at c. Passed by value: a copy of its own, which the stores to C
@@ -79,20 +88,20 @@ struct Tile {
   std::int64_t ldc;
   std::int64_t kb;  // steps of k in this block
   int cols;         // columns of C in this tile: up to NR (axpy form) or NV (dot form)
-  bool reread;      // axpy form: other passes of rows read this strip of B too
+  BPrefetch prefetch;  // axpy form
   T alpha, beta;    // C = alpha * (this block's product) + beta * C
 };
 
 template <class T>
 using TileFn = void (*)(Tile<T>);
 
-// How far ahead (in steps of k) a pass that rereads its strip of B asks for the strip's rows.
-constexpr std::int64_t reread_prefetch_steps = 8;
+// How far ahead (in steps of k) an own_rows pass asks for its strip's rows.
+constexpr std::int64_t own_rows_prefetch_steps = 8;
 
 // The axpy form's KB steps of k into the tile's accumulators. MASKED: the tile reaches past the
 // right edge of C, so B's rows are loaded under `mask`; a whole tile loads them plainly, without
-// keeping NV masks live through the loop. REREAD: see Tile::reread.
-template <class T, int ROWS, int NV, bool MASKED, bool REREAD>
+// keeping NV masks live through the loop.
+template <class T, int ROWS, int NV, bool MASKED, BPrefetch PREFETCH>
 [[gnu::target("avx512f"), gnu::always_inline]] inline void axpy_steps(
     const Tile<T>& t, const typename simd::Avx512<T>::Mask* mask, typename simd::Avx512<T>::Reg (&acc)[ROWS][NV]) {
   using V = simd::Avx512<T>;
@@ -102,12 +111,12 @@ template <class T, int ROWS, int NV, bool MASKED, bool REREAD>
     typename V::Reg b_vec[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
-      // The same row of the next column tile: needed one whole tile from now.
-      if constexpr (REREAD) {
-        _mm_prefetch(reinterpret_cast<const char*>(b + (NV + v) * L), _MM_HINT_T1);
-        _mm_prefetch(reinterpret_cast<const char*>(b + reread_prefetch_steps * t.ldb + v * L), _MM_HINT_T0);
-      } else {
+      // b + NV * L: the same row of the next column tile, needed one whole tile from now.
+      if constexpr (PREFETCH == next_strip) {
         _mm_prefetch(reinterpret_cast<const char*>(b + (NV + v) * L), _MM_HINT_T0);
+      } else if constexpr (PREFETCH == own_rows) {
+        _mm_prefetch(reinterpret_cast<const char*>(b + (NV + v) * L), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(b + own_rows_prefetch_steps * t.ldb + v * L), _MM_HINT_T0);
       }
       if constexpr (MASKED) b_vec[v] = V::load(mask[v], b + v * L);
       else b_vec[v] = V::load(b + v * L);
@@ -119,6 +128,17 @@ template <class T, int ROWS, int NV, bool MASKED, bool REREAD>
       for (int v = 0; v < NV; ++v) acc[r][v] = V::fma(a_bcast, b_vec[v], acc[r][v]);
     }
     b += t.ldb;
+  }
+}
+
+// The same, with the tile's prefetch as a compile-time choice.
+template <class T, int ROWS, int NV, bool MASKED>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void axpy_steps_prefetching(
+    const Tile<T>& t, const typename simd::Avx512<T>::Mask* mask, typename simd::Avx512<T>::Reg (&acc)[ROWS][NV]) {
+  switch (t.prefetch) {
+    case next_strip: axpy_steps<T, ROWS, NV, MASKED, next_strip>(t, mask, acc); break;
+    case own_rows: axpy_steps<T, ROWS, NV, MASKED, own_rows>(t, mask, acc); break;
+    default: axpy_steps<T, ROWS, NV, MASKED, no_prefetch>(t, mask, acc); break;
   }
 }
 
@@ -135,11 +155,8 @@ template <class T, int ROWS, int NV>
   for (int r = 0; r < ROWS; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[r][v] = V::zero();
-  const bool whole = t.cols >= NV * L;
-  if (whole && t.reread) axpy_steps<T, ROWS, NV, false, true>(t, mask, acc);
-  else if (whole) axpy_steps<T, ROWS, NV, false, false>(t, mask, acc);
-  else if (t.reread) axpy_steps<T, ROWS, NV, true, true>(t, mask, acc);
-  else axpy_steps<T, ROWS, NV, true, false>(t, mask, acc);
+  if (t.cols >= NV * L) axpy_steps_prefetching<T, ROWS, NV, false>(t, mask, acc);
+  else axpy_steps_prefetching<T, ROWS, NV, true>(t, mask, acc);
 
   const typename V::Reg alpha_v = V::broadcast(t.alpha), beta_v = V::broadcast(t.beta);
 #pragma GCC unroll 16
@@ -333,9 +350,7 @@ class SmallMRoutine {
       t.ldb = p.ldb;
       t.ldc = p.ldc;
       t.alpha = static_cast<T>(p.alpha);
-      // Columns split: every pass of rows after the first reads the strip of B again, from L2.
-      // (Rows split: the passes read the same few strips of B, which stay in cache.)
-      t.reread = !split_rows && end_row - first_row > mr_;
+      t.prefetch = split_rows ? no_prefetch : end_row - first_row > mr_ ? own_rows : next_strip;
       // One tile of C (rows [i, i + MR) by columns [j, j + width)) over the block of k at k0.
       const auto run_tile = [&](std::int64_t k0, std::int64_t i, std::int64_t j) {
         t.cols = static_cast<int>(std::min(width, end_col - j));
