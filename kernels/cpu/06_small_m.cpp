@@ -13,7 +13,7 @@
 //    prefetcher follows only a few such streams). Where several passes of rows read the same
 //    strip, the next strip goes into L2 only (into L1 it would push out the strip still in use)
 //    and every pass asks for its own strip's rows a few steps ahead into L1, since the later
-//    passes read it from L2 (measured at 49 x 512 x 4608, one thread: 0.87 -> 0.92-0.93 of
+//    passes read it from L2 (measured at 49 x 512 x 4608, one thread: 0.86-0.88 -> 0.91-0.93 of
 //    oneDNN).
 //  - The axpy form's other order, the "row" form (STREAM = 1): for one or a few rows of C, the
 //    tile's strided strip (KB runs of NR values, each ldb apart) is the wrong shape for memory:
@@ -36,7 +36,7 @@
 // where it lies: packing A would copy every element of A to use it for only NR columns. The
 // threads then split the rows, and no tile asks for B ahead: the few strips stay in cache from
 // the first pass on, and the requests only took load slots (measured, one thread: 128^3 0.88-0.91
-// -> 0.94 of oneDNN, 784 x 128 x 1152 0.93-0.95 -> 0.96-1.00).
+// -> 0.94 of oneDNN, 784 x 128 x 1152 0.90-0.95 -> 0.96-1.00).
 // Hardware: AVX-512F (32 zmm registers; masked loads at the right edge and the k tail instead of
 // padded copies), memory bandwidth, several cores (OpenMP).
 // Parameters (MR and NV pick compiled variants): MR (most rows of C per pass), NV (axpy form: NR
@@ -86,16 +86,17 @@ struct Tile {
   std::int64_t ldb;
   T* c;
   std::int64_t ldc;
-  std::int64_t kb;  // steps of k in this block
-  int cols;         // columns of C in this tile: up to NR (axpy form) or NV (dot form)
+  std::int64_t kb;     // steps of k in this block
+  int cols;            // columns of C in this tile: up to NR (axpy form) or NV (dot form)
   BPrefetch prefetch;  // axpy form
-  T alpha, beta;    // C = alpha * (this block's product) + beta * C
+  T alpha, beta;       // C = alpha * (this block's product) + beta * C
 };
 
 template <class T>
 using TileFn = void (*)(Tile<T>);
 
-// How far ahead (in steps of k) an own_rows pass asks for its strip's rows.
+// How far ahead (in steps of k) an own_rows pass asks for its strip's rows. Near the end of B
+// the address lies past it: harmless, a prefetch never faults.
 constexpr std::int64_t own_rows_prefetch_steps = 8;
 
 // The axpy form's KB steps of k into the tile's accumulators. MASKED: the tile reaches past the
@@ -116,7 +117,8 @@ template <class T, int ROWS, int NV, bool MASKED, BPrefetch PREFETCH>
         _mm_prefetch(reinterpret_cast<const char*>(b + (NV + v) * L), _MM_HINT_T0);
       } else if constexpr (PREFETCH == own_rows) {
         _mm_prefetch(reinterpret_cast<const char*>(b + (NV + v) * L), _MM_HINT_T1);
-        _mm_prefetch(reinterpret_cast<const char*>(b + own_rows_prefetch_steps * t.ldb + v * L), _MM_HINT_T0);
+        const T* ahead = b + own_rows_prefetch_steps * t.ldb + v * L;
+        _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
       }
       if constexpr (MASKED) b_vec[v] = V::load(mask[v], b + v * L);
       else b_vec[v] = V::load(b + v * L);
