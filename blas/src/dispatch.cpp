@@ -127,55 +127,53 @@ void Engine::load_table() {
   table_ = std::move(table);
 }
 
-void Engine::gemm(const Problem& p, const void* a, const void* b, void* c, std::string_view routine) const {
-  const Kernel* kernel = naive_;
-  Config config;
-  std::string why = "the small path (no packing, no threads)";
-  if (forced_ != nullptr) {
-    kernel = forced_;
-    config = default_config(*kernel, p);
-    why = "GEMMLAB_BLAS_KERNEL, default configuration";
-  } else if (const BlasTableEntry* entry = table_ ? table_->find(p, threads_) : nullptr) {
-    kernel = library_kernel(entry->kernel);
-    config = entry->config;
+// The kernel and configuration for `p`, and why: a function of the problem alone (the table, the
+// environment and the CPU are fixed when the engine is built).
+Engine::Decision Engine::decide(const Problem& p) const {
+  if (forced_ != nullptr) return {forced_, default_config(*forced_, p), "GEMMLAB_BLAS_KERNEL, default configuration"};
+  if (const BlasTableEntry* entry = table_ ? table_->find(p, threads_) : nullptr) {
+    Config config = entry->config;
     if (auto t = config.find("threads"); t != config.end()) t->second = std::min<ParamValue>(t->second, threads_);
-    why = entry->source;
-  } else if (packed_ == nullptr) {
-    why = "no AVX-512 on this CPU";
-  } else if (const Kernel* chosen = library_kernel(default_blas_kernel(p)); chosen != naive_) {
-    kernel = chosen;
-    config = default_config(*kernel, p);
-    why = volume(p) < single_thread_volume ? "default configuration, one thread (small problem)" : "default configuration";
+    return {library_kernel(entry->kernel), std::move(config), entry->source};
   }
-  if (verbose_)
-    std::fprintf(stderr, "gemmlab-blas: %.*s %s %s %s -> cpu/%.*s {%s} (%s)\n", static_cast<int>(routine.size()),
-                 routine.data(), std::string(to_string(p.precision)).c_str(), p.shape().c_str(),
-                 p.transposes().c_str(), static_cast<int>(kernel->name().size()), kernel->name().data(),
-                 to_string(config).c_str(), why.c_str());
-  executable_for(*kernel, config, p).run({a, b, c});
+  if (packed_ == nullptr) return {naive_, {}, "no AVX-512 on this CPU"};
+  if (const Kernel* chosen = library_kernel(default_blas_kernel(p)); chosen != naive_)
+    return {chosen, default_config(*chosen, p),
+            volume(p) < single_thread_volume ? "default configuration, one thread (small problem)" : "default configuration"};
+  return {naive_, {}, "the small path (no packing, no threads)"};
 }
 
-// Building an executable checks the configuration against the kernel's space and sizes its
-// packing buffers: at 512^3 that is a large part of a call. Programs repeat their shapes (a
-// model's layers, a solver's iterations), so each thread keeps its last few executables; a
-// thread's own, because an executable's buffers serve one call at a time.
-Executable& Engine::executable_for(const Kernel& kernel, const Config& config, const Problem& p) const {
+// Deciding (the table's lookup, copies and comparisons of configurations: about 8% of a 64^3
+// call's time on one thread, by perf) and building an executable (checking the configuration
+// against the kernel's space, sizing the packing buffers: a large part of a 512^3 call) are
+// done once per problem. Programs repeat their shapes (a model's layers, a solver's iterations), so
+// each thread keeps its last few problems with what was decided for them and the executable; a
+// thread's own, because an executable's buffers serve one call at a time. A repeated call costs
+// a comparison of problems.
+void Engine::gemm(const Problem& p, const void* a, const void* b, void* c, std::string_view routine) const {
   struct Kept {
-    const Kernel* kernel;
-    Config config;
     Problem problem;
+    Decision decision;
     std::unique_ptr<Executable> executable;
   };
   constexpr std::size_t kept_per_thread = 4;
   thread_local std::vector<Kept> kept;  // most recently used last
-  auto same = [&](const Kept& k) { return k.kernel == &kernel && k.config == config && k.problem == p; };
+  auto same = [&](const Kept& k) { return k.problem == p; };
   if (auto it = std::find_if(kept.begin(), kept.end(), same); it != kept.end()) {
     std::rotate(it, it + 1, kept.end());
-    return *kept.back().executable;
+  } else {
+    Decision decision = decide(p);
+    std::unique_ptr<Executable> executable = decision.kernel->prepare(*device_, p, decision.config);
+    if (kept.size() == kept_per_thread) kept.erase(kept.begin());
+    kept.push_back({p, std::move(decision), std::move(executable)});
   }
-  if (kept.size() == kept_per_thread) kept.erase(kept.begin());
-  kept.push_back({&kernel, config, p, kernel.prepare(*device_, p, config)});
-  return *kept.back().executable;
+  const Kept& k = kept.back();
+  if (verbose_)
+    std::fprintf(stderr, "gemmlab-blas: %.*s %s %s %s -> cpu/%.*s {%s} (%s)\n", static_cast<int>(routine.size()),
+                 routine.data(), std::string(to_string(p.precision)).c_str(), p.shape().c_str(),
+                 p.transposes().c_str(), static_cast<int>(k.decision.kernel->name().size()),
+                 k.decision.kernel->name().data(), to_string(k.decision.config).c_str(), k.decision.why.c_str());
+  k.executable->run({a, b, c});
 }
 
 }  // namespace gemmlab::blas

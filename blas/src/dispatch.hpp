@@ -47,7 +47,12 @@ class Engine {
  private:
   Engine();
   void load_table();
-  Executable& executable_for(const Kernel& kernel, const Config& config, const Problem& p) const;
+  struct Decision {
+    const Kernel* kernel;
+    Config config;
+    std::string why;  // for the log
+  };
+  Decision decide(const Problem& p) const;
   const Kernel* library_kernel(std::string_view name) const;  // naive_, packed_ or small_m_; null if none
   Config default_config(const Kernel& kernel, const Problem& p) const;
 
