@@ -309,16 +309,12 @@ class RecordingRunner final : public ConfigurationRunner {
   std::function<double(const Config&)> speed_;
 };
 
-// The search at the larger thread count starts from the smaller count's best configuration (with
-// the larger count's threads) beside the default: a small budget need not find that blocking
-// again from the default.
-TEST(BlasTableTuning, StartsTheLargerThreadCountFromTheSmallerCountsBest) {
-  if (cpu_device().info().cores < 2) GTEST_SKIP() << "needs two cores";
+// The configurations each runner of a table search was asked for (one runner per kernel, shape
+// and thread count, in order): `kernel` alone on `p` at `counts`, a budget of 8.
+std::vector<std::vector<Config>> recorded_searches(const Kernel& kernel, const Problem& p, const std::vector<int>& counts) {
   Scratch scratch;
   ResultsCache cache(scratch.file("c.sqlite"));
-  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
-  const Problem p = Problem::packed(3, 70, 20);
-  std::vector<std::vector<Config>> evaluated;  // per runner
+  std::vector<std::vector<Config>> evaluated;
   const RunnerFactory runners = [&](const Kernel&, const Problem&) {
     evaluated.emplace_back();
     return std::make_unique<RecordingRunner>(evaluated.back());
@@ -327,8 +323,18 @@ TEST(BlasTableTuning, StartsTheLargerThreadCountFromTheSmallerCountsBest) {
   options.budget.evaluations = 8;
   options.measure.max_seconds = 0.01;
   const BlasTable empty;
-  tune_missing_classes(cpu_device(), [&](const Problem&) { return std::vector<const Kernel*>{&small_m}; },
-                       &openblas(), nullptr, cache, empty, {p}, {1, 2}, options, {}, runners);
+  tune_missing_classes(cpu_device(), [&](const Problem&) { return std::vector<const Kernel*>{&kernel}; },
+                       &openblas(), nullptr, cache, empty, {p}, counts, options, {}, runners);
+  return evaluated;
+}
+
+// The search at the larger thread count starts from the smaller count's best configuration (with
+// the larger count's threads) beside the default: a small budget need not find that blocking
+// again from the default.
+TEST(BlasTableTuning, StartsTheLargerThreadCountFromTheSmallerCountsBest) {
+  if (cpu_device().info().cores < 2) GTEST_SKIP() << "needs two cores";
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  const std::vector<std::vector<Config>> evaluated = recorded_searches(small_m, Problem::packed(3, 70, 20), {1, 2});
   // One search per thread count; then a try of the two-thread best on one thread may follow.
   ASSERT_GE(evaluated.size(), 2u) << "one search per thread count";
   const auto fastest = std::max_element(evaluated[0].begin(), evaluated[0].end(), [](const Config& a, const Config& b) {
@@ -343,6 +349,22 @@ TEST(BlasTableTuning, StartsTheLargerThreadCountFromTheSmallerCountsBest) {
   ASSERT_GE(evaluated[1].size(), 2u);
   EXPECT_EQ(evaluated[1][0], default_two) << "the default first";
   EXPECT_EQ(evaluated[1][1], expected) << "then the one-thread search's best, on two threads";
+}
+
+// A class's search first evaluates the kernel's starting configurations (05: the default, then
+// each other register-filling tile), on the class's thread count: with a small budget the
+// search would otherwise rarely leave the default's tile.
+TEST(BlasTableTuning, StartsFromEachOfTheKernelsStartingConfigurations) {
+  const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+  const std::vector<std::vector<Config>> evaluated = recorded_searches(packed, Problem::packed(600, 600, 600), {1});
+  ASSERT_FALSE(evaluated.empty());
+  std::vector<Config> starts = packed.starting_configs(cpu_device().info(), Precision::fp32);
+  ASSERT_GE(starts.size(), 2u) << "05 has variants besides its default";
+  ASSERT_GE(evaluated[0].size(), starts.size());
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    starts[i]["threads"] = 1;
+    EXPECT_EQ(evaluated[0][i], starts[i]) << "starting configuration " << i;
+  }
 }
 
 // Each finalist is timed together with the others twice, minutes apart, and keeps its slower

@@ -343,6 +343,39 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
   EXPECT_EQ(blocked.default_config(small, Precision::fp32), (Config{{"MC", 64}, {"KC", 64}, {"NC", 512}}));
 }
 
+// A search starts from the default, then from each other tile that fills the 32 zmm registers
+// (05's four), each valid on the device and none twice; a kernel without variants starts from
+// its default alone. On small caches the variants are moved to valid blocks as the default is.
+TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
+  DeviceInfo large = cpu_device().info();
+  large.cores = 4;
+  large.caches = {{1, "Data", 48 << 10, 1}, {2, "Unified", 2 << 20, 1}, {3, "Unified", 32 << 20, 4}};
+  DeviceInfo small = large;
+  small.caches = {{1, "Data", 32 << 10, 1}, {2, "Unified", 256 << 10, 1}};
+  const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+  for (const DeviceInfo& device : {large, small})
+    for (Precision precision : {Precision::fp32, Precision::fp64}) {
+      const std::string what = std::string(to_string(precision)) + (&device == &large ? " large" : " small");
+      const std::vector<Config> starts = packed.starting_configs(device, precision);
+      ASSERT_FALSE(starts.empty()) << what;
+      EXPECT_EQ(starts.front(), packed.default_config(device, precision)) << what;
+      const SearchSpace s = packed.space(device, precision);
+      std::set<std::pair<ParamValue, ParamValue>> tiles;
+      for (std::size_t i = 0; i < starts.size(); ++i) {
+        EXPECT_TRUE(s.is_valid(starts[i])) << what << ": " << to_string(starts[i]);
+        for (std::size_t j = 0; j < i; ++j) EXPECT_NE(starts[i], starts[j]) << what;
+        tiles.insert({starts[i].at("MR"), starts[i].at("NV")});
+      }
+      if (&device == &large) {
+        EXPECT_EQ(tiles, (std::set<std::pair<ParamValue, ParamValue>>{{14, 2}, {12, 2}, {8, 3}, {6, 4}})) << what;
+        EXPECT_EQ(starts.back().at("KC"), precision == Precision::fp32 ? 256 : 128) << what;  // 6 x 4
+      }
+    }
+  const Kernel& blocked = registry().kernel("cpu", "03_cache_blocked");
+  EXPECT_EQ(blocked.starting_configs(large, Precision::fp32),
+            std::vector<Config>{blocked.default_config(large, Precision::fp32)});
+}
+
 // A kernel that reads A and B untransposed only refuses a transposed problem as unsupported
 // (verify reports it so), before building anything.
 TEST(KernelTransposes, AKernelThatReadsThemUntransposedOnlyIsUnsupported) {

@@ -107,7 +107,7 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
     if (space.valid_size() == 0)
       throw UsageError("no configuration of " + o->problem.kernel + " for " + std::string(to_string(p.precision)) + " on " +
                        info.name + " satisfies the constraints given (--constraint, --constraints-file) as well as its own");
-    options.start_with = {kernel.default_config(info, p.precision)};
+    options.start_with = kernel.starting_configs(info, p.precision);
     std::optional<ResultsCache> results;  // opened before any work: a bad file fails at once
     TuneCache cache;
     if (!o->cache.disabled) {

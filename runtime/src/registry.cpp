@@ -34,6 +34,15 @@ Config Kernel::default_config(const DeviceInfo& device, Precision precision) con
   }
 }
 
+std::vector<Config> Kernel::starting_configs(const DeviceInfo& device, Precision precision) const {
+  std::vector<Config> configs = {default_config(device, precision)};
+  const SearchSpace s = space(device, precision);
+  for (const Config& variant : preferred_variants(device, precision))
+    if (Config c = s.nearest_valid(variant); std::find(configs.begin(), configs.end(), c) == configs.end())
+      configs.push_back(std::move(c));
+  return configs;
+}
+
 std::unique_ptr<Executable> Kernel::prepare(Device& device, const Problem& problem, const Config& config) const {
   const DeviceInfo& info = device.info();
   require_runs(*this, info, problem.precision);

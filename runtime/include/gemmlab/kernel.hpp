@@ -112,6 +112,10 @@ class Kernel {
   // accepts it, else the space's nearest valid configuration (SearchSpace::nearest_valid). Throws
   // Unsupported, naming the device and the precision, when the space has no valid configuration.
   Config default_config(const DeviceInfo& device, Precision precision) const;
+  // Where a search starts: default_config() first, then each of preferred_variants() made valid
+  // the same way (duplicates dropped). A short search then compares the kernel's compiled
+  // variants (tile shapes) instead of staying near the default's.
+  std::vector<Config> starting_configs(const DeviceInfo& device, Precision precision) const;
   // Whether it takes problems with a transposed A or B (Problem::trans_a, trans_b), read in its
   // packing; by default not.
   virtual bool reads_transposed() const { return false; }
@@ -141,6 +145,9 @@ class Kernel {
   // The configuration this kernel prefers: the one its curriculum step was tuned to on a
   // development machine. It may be invalid on a smaller device (default_config falls back).
   virtual Config preferred_config(const DeviceInfo& device, Precision precision) const = 0;
+  // The configurations this step prefers for its other compiled variants, where which variant
+  // is fastest differs from machine to machine; by default none.
+  virtual std::vector<Config> preferred_variants(const DeviceInfo&, Precision) const { return {}; }
   // Builds a configuration that satisfies space() for a valid problem with M, N >= 1 in one of
   // the kernel's precisions, on a device it supports. Throws ConfigError for a configuration it
   // cannot build, std::invalid_argument for a problem it cannot take.
