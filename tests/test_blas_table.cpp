@@ -329,8 +329,8 @@ std::vector<std::vector<Config>> recorded_searches(const Kernel& kernel, const P
 }
 
 // The search at the larger thread count starts from the smaller count's best configuration (with
-// the larger count's threads) beside the default: a small budget need not find that blocking
-// again from the default.
+// the larger count's threads) after the kernel's starting configurations: a small budget need
+// not find that blocking again from the default.
 TEST(BlasTableTuning, StartsTheLargerThreadCountFromTheSmallerCountsBest) {
   if (cpu_device().info().cores < 2) GTEST_SKIP() << "needs two cores";
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
@@ -344,11 +344,13 @@ TEST(BlasTableTuning, StartsTheLargerThreadCountFromTheSmallerCountsBest) {
   for (const Config& c : evaluated[0]) EXPECT_EQ(c.at("threads"), 1) << "the one-thread search stays on one thread";
   Config expected = *fastest;
   expected["threads"] = 2;
-  Config default_two = small_m.default_config(cpu_device().info(), Precision::fp32);
-  default_two["threads"] = 2;
-  ASSERT_GE(evaluated[1].size(), 2u);
-  EXPECT_EQ(evaluated[1][0], default_two) << "the default first";
-  EXPECT_EQ(evaluated[1][1], expected) << "then the one-thread search's best, on two threads";
+  std::vector<Config> starts = small_m.starting_configs(cpu_device().info(), Precision::fp32);
+  for (Config& start : starts) start["threads"] = 2;
+  ASSERT_EQ(std::find(starts.begin(), starts.end(), expected), starts.end()) << "the made-up speeds changed";
+  ASSERT_GE(evaluated[1].size(), starts.size() + 1);
+  for (std::size_t i = 0; i < starts.size(); ++i)
+    EXPECT_EQ(evaluated[1][i], starts[i]) << "the kernel's starting configuration " << i << " first";
+  EXPECT_EQ(evaluated[1][starts.size()], expected) << "then the one-thread search's best, on two threads";
 }
 
 // A class's search first evaluates the kernel's starting configurations (05: the default, then

@@ -344,8 +344,8 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
 }
 
 // A search starts from the default, then from each other tile that fills the 32 zmm registers
-// (05's four), each valid on the device and none twice; a kernel without variants starts from
-// its default alone. On small caches the variants are moved to valid blocks as the default is.
+// (05's four), each valid on the device and none twice; 06 also from a shallow KB; a kernel
+// without variants starts from its default alone. On small caches the variants are moved to valid blocks as the default is.
 TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
   DeviceInfo large = cpu_device().info();
   large.cores = 4;
@@ -371,6 +371,14 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
         EXPECT_EQ(starts.back().at("KC"), precision == Precision::fp32 ? 256 : 128) << what;  // 6 x 4
       }
     }
+  // 06: its default, then the shallow block for B streamed from memory.
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  const std::vector<Config> small_m_starts = small_m.starting_configs(large, Precision::fp32);
+  ASSERT_EQ(small_m_starts.size(), 2u);
+  EXPECT_EQ(small_m_starts[0], small_m.default_config(large, Precision::fp32));
+  Config shallow = small_m_starts[0];
+  shallow["KB"] = 24;
+  EXPECT_EQ(small_m_starts[1], shallow);
   const Kernel& blocked = registry().kernel("cpu", "03_cache_blocked");
   EXPECT_EQ(blocked.starting_configs(large, Precision::fp32),
             std::vector<Config>{blocked.default_config(large, Precision::fp32)});
