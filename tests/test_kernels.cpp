@@ -345,7 +345,8 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
 
 // A search starts from the default, then from each other tile that fills the 32 zmm registers
 // (05's four), each valid on the device and none twice; 06 also from a shallow KB; a kernel
-// without variants starts from its default alone. On small caches the variants are moved to valid blocks as the default is.
+// without variants starts from its default alone. On small caches the variants are moved to
+// valid blocks as the default is.
 TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
   DeviceInfo large = cpu_device().info();
   large.cores = 4;
@@ -353,9 +354,10 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
   DeviceInfo small = large;
   small.caches = {{1, "Data", 32 << 10, 1}, {2, "Unified", 256 << 10, 1}};
   const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
-  for (const DeviceInfo& device : {large, small})
+  for (const DeviceInfo* caches : {&large, &small})
     for (Precision precision : {Precision::fp32, Precision::fp64}) {
-      const std::string what = std::string(to_string(precision)) + (&device == &large ? " large" : " small");
+      const DeviceInfo& device = *caches;
+      const std::string what = std::string(to_string(precision)) + (caches == &large ? " large" : " small");
       const std::vector<Config> starts = packed.starting_configs(device, precision);
       ASSERT_FALSE(starts.empty()) << what;
       EXPECT_EQ(starts.front(), packed.default_config(device, precision)) << what;
@@ -366,7 +368,7 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
         for (std::size_t j = 0; j < i; ++j) EXPECT_NE(starts[i], starts[j]) << what;
         tiles.insert({starts[i].at("MR"), starts[i].at("NV")});
       }
-      if (&device == &large) {
+      if (caches == &large) {
         EXPECT_EQ(tiles, (std::set<std::pair<ParamValue, ParamValue>>{{14, 2}, {12, 2}, {8, 3}, {6, 4}})) << what;
         EXPECT_EQ(starts.back().at("KC"), precision == Precision::fp32 ? 256 : 128) << what;  // 6 x 4
       }

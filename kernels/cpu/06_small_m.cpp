@@ -23,7 +23,8 @@
 //    once per group, from L1. Measured on the development machine at 1 x 4096 x 4096, one
 //    thread: 20 GFLOP/s (40 GB/s of B) against 9.1-12.8 for the tile order over its NV and KB.
 //  - Where B comes from memory, KB is the number of B's rows read side by side (one stream each
-//    across the columns): 24 kept 16 x 11008 x 4096 8-13% faster than 32 (preferred_variants).
+//    across the columns): 24 ran 16 x 11008 x 4096 8-13% faster than 32 in fp32, 5-8% in fp64
+//    (preferred_variants).
 //  - B stored N x K (transposed, as a layer's weight W in x * W^T): the "dot" form. Each element
 //    of C is a dot product of a row of A with a row of B, both contiguous along k. MR x NV of them
 //    are accumulated as vectors over KB steps of k, each step loading one vector of every row;
@@ -46,7 +47,9 @@
 // k; the row form takes the whole depth at once), STREAM (the axpy form's order), threads.
 // Constraints (space(), as expressions): a tile's accumulators, NV vectors of B and one of A fit
 // the 32 zmm registers; a pass's block of A (MR x KB) stays in L1; the strip of B a tile reads
-// (KB rows of NV vectors) stays in L2 for the next pass over M's rows.
+// (KB rows of NV vectors) stays in L2 for the next pass over M's rows. Split by rows, each pass
+// reads the whole KB x N block of B: N is the problem's, so the block is made shallower at run
+// time where it would not fit half of L2.
 #include <omp.h>
 
 #include <algorithm>
