@@ -474,8 +474,9 @@ class SmallM final : public CpuKernel {
 
  protected:
   std::unique_ptr<Executable> build(Device& d, const Problem& p, const Config& c) const override {
-    const std::int64_t l2 = d.info().cache_bytes(2);
-    return make_executable(p, SmallMRoutine(p, c, l2 > 0 ? l2 : std::int64_t{1} << 20));
+    // The L2 the space's constraints were computed with (the OS's figure, or the one assumed).
+    const std::int64_t l2 = *space(d.info(), p.precision).value_of("L2", c);
+    return make_executable(p, SmallMRoutine(p, c, l2));
   }
 };
 }  // namespace

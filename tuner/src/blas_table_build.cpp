@@ -189,17 +189,17 @@ std::size_t tune_missing_classes(Device& device,
         TuneOptions o = options;
         const CacheKey key = cache_key(device.info(), *kernel, p);
         if (o.start_with.empty()) {
+          const auto start_with = [&](Config start) {
+            if (std::find(o.start_with.begin(), o.start_with.end(), start) == o.start_with.end())
+              o.start_with.push_back(std::move(start));
+          };
           for (Config start : kernel->starting_configs(device.info(), p.precision)) {
             if (auto threads = start.find("threads"); threads != start.end())
               threads->second = std::min<ParamValue>(threads->second, t);
-            if (std::find(o.start_with.begin(), o.start_with.end(), start) == o.start_with.end())
-              o.start_with.push_back(std::move(start));
+            start_with(std::move(start));
           }
-          if (auto fewer = best_with_fewer.find(key); fewer != best_with_fewer.end()) {
-            const Config more = with_threads(fewer->second, t);
-            if (std::find(o.start_with.begin(), o.start_with.end(), more) == o.start_with.end())
-              o.start_with.push_back(more);
-          }
+          if (auto fewer = best_with_fewer.find(key); fewer != best_with_fewer.end())
+            start_with(with_threads(fewer->second, t));
         }
         const TuneResult result = tune(space, p, *runner, o, {}, {.cache = &cache, .key = key});
         if (const std::vector<ConfigResult> best = result.top(1); !best.empty()) best_with_fewer[key] = best.front().config;
