@@ -281,6 +281,47 @@ TEST(BlasTableFromCache, PrefersTheFinalistsTimedTogether) {
   EXPECT_NE(t.find(p, 1)->source.find("finalists timed together"), std::string::npos) << t.find(p, 1)->source;
 }
 
+// Where the same finalists were timed on several shapes of a class, the entry is the one whose
+// worst share of a shape's fastest is the largest: not the fastest on one shape that runs the
+// other badly, and not one timed on only one of them.
+TEST(BlasTableFromCache, KeepsTheFinalistBestOverEveryShapeOfTheClassItWasTimedOn) {
+  Scratch scratch;
+  ResultsCache cache(scratch.file("c.sqlite"));
+  const DeviceInfo device = cpu::detect();
+  const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+  Config fast_on_p = packed.default_config(device, Precision::fp32), even = fast_on_p, only_on_p = fast_on_p,
+         lucky = fast_on_p;
+  fast_on_p["threads"] = even["threads"] = only_on_p["threads"] = lucky["threads"] = 1;
+  fast_on_p["KC"] = 128;
+  even["KC"] = 256;
+  only_on_p["KC"] = 512;
+  lucky["KC"] = 64;
+  const Problem p = Problem::packed(512, 512, 512), q = Problem::packed(512, 768, 768);
+  ASSERT_EQ(shape_class(p), shape_class(q));
+  const CacheKey at_p = cache_key(device, packed, p), at_q = cache_key(device, packed, q);
+  cache.store(at_p, cached(fast_on_p, 300, Status::ok, blas_finalist_reason));
+  cache.store(at_p, cached(even, 290, Status::ok, blas_finalist_reason));
+  cache.store(at_p, cached(only_on_p, 310, Status::ok, blas_finalist_reason));  // never timed on q
+  cache.store(at_q, cached(fast_on_p, 120, Status::ok, blas_finalist_reason));
+  cache.store(at_q, cached(even, 250, Status::ok, blas_finalist_reason));
+  cache.store(at_q, cached(lucky, 900));  // not a finalist: does not compete
+  const BlasTable t = blas_table_from_cache(cache, device, {&packed}, {1});
+  ASSERT_EQ(t.entries.size(), 1u) << nlohmann::json(t).dump(2);
+  EXPECT_EQ(t.entries[0].config, even) << "290/310 = 0.94 of p's fastest and q's fastest, against 120/250";
+  EXPECT_NE(t.entries[0].source.find("2 shapes of the class"), std::string::npos) << t.entries[0].source;
+
+  // With one of the class's shapes timed only (no finalists there), the fastest result wins, as
+  // for a class of one shape.
+  ResultsCache single(scratch.file("single.sqlite"));
+  single.store(at_p, cached(fast_on_p, 300, Status::ok, blas_finalist_reason));
+  single.store(at_p, cached(even, 290, Status::ok, blas_finalist_reason));
+  single.store(at_q, cached(even, 400));
+  const BlasTable s = blas_table_from_cache(single, device, {&packed}, {1});
+  ASSERT_EQ(s.entries.size(), 1u);
+  EXPECT_EQ(s.entries[0].config, even);
+  EXPECT_NE(s.entries[0].source.find("512x768x768"), std::string::npos) << s.entries[0].source;
+}
+
 // A runner that evaluates nothing: each configuration's speed is a fixed function of it, and every
 // configuration asked for is recorded, per runner (one per kernel, shape and thread count).
 double made_up_gflops(const Config& config) {
@@ -414,6 +455,70 @@ TEST(BlasTableTuning, FinalistsKeepTheSlowerOfTwoRoundsTimedTogether) {
     ASSERT_TRUE(r.has_value());
     EXPECT_DOUBLE_EQ(r->gflops, kept[i]) << "candidate " << i << " kept at its slower round";
   }
+}
+
+// A class is searched on its first shape of the set; its finalists are then evaluated on each
+// other shape of the class (validated there: nothing else is tried) and timed together there, and
+// the table keeps the one best over both: here the search's fastest runs the other shape badly.
+TEST(BlasTableTuning, TimesTheClassFinalistsOnItsOtherShapes) {
+  Scratch scratch;
+  ResultsCache cache(scratch.file("c.sqlite"));
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  const Problem p = Problem::packed(3, 70, 20), q = Problem::packed(3, 100, 30);
+  ASSERT_EQ(shape_class(p), shape_class(q));
+  std::optional<Config> fastest_on_p;  // once p's finalists are timed
+  const auto speed = [&](const Problem& on, const Config& c) {
+    return on == q && fastest_on_p && c == *fastest_on_p ? 1.0 : made_up_gflops(c);
+  };
+  struct Recorded {
+    Problem problem;
+    std::vector<Config> configs;
+  };
+  std::vector<Recorded> runs;
+  const RunnerFactory runners = [&](const Kernel&, const Problem& on) {
+    runs.push_back({on, {}});
+    return std::make_unique<RecordingRunner>(runs.back().configs, [&, on](const Config& c) { return speed(on, c); });
+  };
+  std::vector<Config> timed_on_p, timed_on_q;
+  std::vector<std::string> steps;
+  const FinalistTimer timer = [&](const Problem& on, const std::vector<std::pair<const Kernel*, Config>>& candidates) {
+    std::vector<Timing> timings(candidates.size());
+    (on == q ? timed_on_q : timed_on_p).clear();
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      (on == q ? timed_on_q : timed_on_p).push_back(candidates[i].second);
+      if (on == p && (!fastest_on_p || made_up_gflops(candidates[i].second) > made_up_gflops(*fastest_on_p)))
+        fastest_on_p = candidates[i].second;
+      timings[i].gflops = speed(on, candidates[i].second);
+      timings[i].measurement.median_s = 1 / timings[i].gflops;
+    }
+    return timings;
+  };
+  TuneOptions options;
+  options.budget.evaluations = 8;
+  tune_missing_classes(cpu_device(), [&](const Problem&) { return std::vector<const Kernel*>{&small_m}; },
+                       &openblas(), nullptr, cache, BlasTable{}, {p, q}, {1}, options,
+                       [&](const BlasTuningStep& step) {
+                         steps.push_back(step.problem.shape() +
+                                         (step.finalists_of ? " finalists of " + step.finalists_of->shape() : ""));
+                       },
+                       runners, timer);
+  ASSERT_EQ(runs.size(), 2u) << "p's search, then q's evaluation of p's finalists";
+  EXPECT_EQ(runs[1].problem, q);
+  ASSERT_GE(timed_on_p.size(), 2u);
+  EXPECT_EQ(runs[1].configs, timed_on_p) << "q evaluates p's finalists and nothing else";
+  std::vector<Config> sorted_q = timed_on_q, sorted_p = timed_on_p;
+  std::sort(sorted_q.begin(), sorted_q.end());
+  std::sort(sorted_p.begin(), sorted_p.end());
+  EXPECT_EQ(sorted_q, sorted_p) << "and times them together";
+  EXPECT_EQ(steps.back(), "3x100x30 finalists of 3x70x20");
+  // p's second fastest: on p 0.9x of the fastest or so, on q the fastest (p's fastest runs q at 1).
+  std::vector<Config> by_speed_on_p = timed_on_p;
+  std::sort(by_speed_on_p.begin(), by_speed_on_p.end(),
+            [](const Config& a, const Config& b) { return made_up_gflops(a) > made_up_gflops(b); });
+  ASSERT_LT(made_up_gflops(by_speed_on_p[1]), made_up_gflops(by_speed_on_p[0])) << "the made-up speeds tie";
+  const BlasTable t = blas_table_from_cache(cache, cpu_device().info(), {&small_m}, {1});
+  ASSERT_NE(t.find(q, 1), nullptr);
+  EXPECT_EQ(t.find(q, 1)->config, by_speed_on_p[1]);
 }
 
 // Each problem also tries the best configuration other problems' searches found: here the

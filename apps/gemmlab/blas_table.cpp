@@ -130,10 +130,13 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
           [&](const BlasTuningStep& step) {
             if (!o->json)
               fmt::print("{} {} {} with {} on at most {} thread{} ({} configurations{}{})\n",
-                         step.from_other_problems ? "trying on" : "tuning", step.problem.shape(),
-                         to_string(step.problem.precision), step.kernel.name(), step.threads,
+                         step.from_other_problems || step.finalists_of != nullptr ? "trying on" : "tuning",
+                         step.problem.shape(), to_string(step.problem.precision), step.kernel.name(), step.threads,
                          step.threads == 1 ? "" : "s", step.configurations,
-                         step.from_other_problems ? ", the best of the nearest other shapes" : "",
+                         step.from_other_problems ? ", the best of the nearest other shapes"
+                         : step.finalists_of != nullptr
+                             ? ", the finalists of " + step.finalists_of->shape() + ", a shape of its class"
+                             : std::string(),
                          ranks::world().size > 1 ? fmt::format(", {} MPI ranks", ranks::world().size) : "");
           },
           on_ranks);

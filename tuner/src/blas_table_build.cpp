@@ -53,7 +53,18 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
   table.device = fingerprint(device);
   table.device_name = device.name;
   table.created = utc_timestamp();
-  std::map<std::pair<ShapeClass, int>, double> best_gflops;  // per class and library thread count
+  // Per class and library thread count, per problem of the class: the results that compete.
+  struct Competing {
+    const Kernel* kernel;
+    ConfigResult result;
+  };
+  struct ProblemResults {
+    Problem problem;
+    std::string transposes;
+    bool has_finalists = false;
+    std::vector<Competing> results;
+  };
+  std::map<std::pair<ShapeClass, int>, std::vector<ProblemResults>> classes;
   for (const ResultsCache::Group& g : cache.groups()) {
     if (g.key.device != table.device || g.key.backend != device.backend) continue;
     const auto kernel = std::find_if(kernels.begin(), kernels.end(), [&](const Kernel* k) {
@@ -69,7 +80,6 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
     p.trans_a = transposes[0] == 'T';
     p.trans_b = transposes[1] == 'T';
     const SearchSpace space = (*kernel)->space(device, p.precision);
-    const ShapeClass c = shape_class(p);
     auto threads_of = [](const ConfigResult& r) {
       const auto threads = r.config.find("threads");
       return threads == r.config.end() ? ParamValue{1} : threads->second;  // 01_naive: one
@@ -80,19 +90,82 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
       const bool has_finalists = std::any_of(results.begin(), results.end(), [&](const ConfigResult& r) {
         return r.reason == blas_finalist_reason && threads_of(r) <= t;
       });
-      for (const ConfigResult& r : results) {
-        if (threads_of(r) > t || (has_finalists && r.reason != blas_finalist_reason)) continue;
-        auto [it, fresh] = best_gflops.try_emplace({c, t}, r.gflops);
-        if (!fresh && r.gflops <= it->second) continue;
-        it->second = r.gflops;
-        char source[160];
-        std::snprintf(source, sizeof source, "tuned %s for %s %s (%.1f GFLOP/s%s)", r.recorded_at.c_str(),
-                      p.shape().c_str(), transposes.c_str(), r.gflops,
-                      r.reason == blas_finalist_reason ? ", finalists timed together" : "");
-        table.put({.shape = c, .library_threads = t, .kernel = std::string((*kernel)->name()), .config = r.config,
-                   .source = source});
-      }
+      std::vector<ProblemResults>& of_class = classes[{shape_class(p), t}];
+      auto at = std::find_if(of_class.begin(), of_class.end(), [&](const ProblemResults& r) { return r.problem == p; });
+      if (at == of_class.end()) at = of_class.insert(of_class.end(), {p, transposes, false, {}});
+      at->has_finalists = at->has_finalists || has_finalists;
+      for (const ConfigResult& r : results)
+        if (threads_of(r) <= t && (!has_finalists || r.reason == blas_finalist_reason))
+          at->results.push_back({*kernel, r});
     }
+  }
+
+  for (const auto& [class_and_threads, of_class] : classes) {
+    const auto& [c, t] = class_and_threads;
+    std::vector<const ProblemResults*> timed_together;  // the class's problems with finalists
+    for (const ProblemResults& r : of_class)
+      if (r.has_finalists) timed_together.push_back(&r);
+    const auto fastest_at = [](const ProblemResults& at) {
+      double fastest = 0;
+      for (const Competing& r : at.results) fastest = std::max(fastest, r.result.gflops);
+      return fastest;
+    };
+    // Several shapes of the class had the same finalists timed on them: the one whose smallest
+    // share of a shape's fastest is the largest (a finalist missing on a shape does not compete).
+    const Competing* chosen = nullptr;
+    double chosen_worst = 0;
+    const ProblemResults* chosen_worst_at = nullptr;
+    if (timed_together.size() > 1)
+      for (const Competing& candidate : timed_together.front()->results) {
+        if (candidate.result.reason != blas_finalist_reason) continue;
+        double worst = 1;
+        const ProblemResults* worst_at = nullptr;
+        for (const ProblemResults* at : timed_together) {
+          const auto same = std::find_if(at->results.begin(), at->results.end(), [&](const Competing& r) {
+            return r.kernel == candidate.kernel && r.result.config == candidate.result.config &&
+                   r.result.reason == blas_finalist_reason;
+          });
+          const double share = same == at->results.end() ? 0 : same->result.gflops / fastest_at(*at);
+          if (worst_at == nullptr || share < worst) {
+            worst = share;
+            worst_at = at;
+          }
+        }
+        if (worst > 0 && (chosen == nullptr || worst > chosen_worst)) {
+          chosen = &candidate;
+          chosen_worst = worst;
+          chosen_worst_at = worst_at;
+        }
+      }
+    if (chosen != nullptr) {
+      const ProblemResults& first = *timed_together.front();
+      char source[320];
+      std::snprintf(source, sizeof source,
+                    "tuned %s for %s %s (%.1f GFLOP/s), finalists timed together on %zu shapes of the class: at "
+                    "worst %.2f of the fastest (%s)",
+                    chosen->result.recorded_at.c_str(), first.problem.shape().c_str(), first.transposes.c_str(),
+                    chosen->result.gflops, timed_together.size(), chosen_worst,
+                    chosen_worst_at->problem.shape().c_str());
+      table.put({.shape = c, .library_threads = t, .kernel = std::string(chosen->kernel->name()),
+                 .config = chosen->result.config, .source = source});
+      continue;
+    }
+    // Otherwise the fastest result of any of its problems.
+    const ProblemResults* fastest_problem = nullptr;
+    for (const ProblemResults& at : of_class)
+      for (const Competing& r : at.results)
+        if (chosen == nullptr || r.result.gflops > chosen->result.gflops) {
+          chosen = &r;
+          fastest_problem = &at;
+        }
+    if (chosen == nullptr) continue;
+    char source[160];
+    std::snprintf(source, sizeof source, "tuned %s for %s %s (%.1f GFLOP/s%s)", chosen->result.recorded_at.c_str(),
+                  fastest_problem->problem.shape().c_str(), fastest_problem->transposes.c_str(),
+                  chosen->result.gflops,
+                  chosen->result.reason == blas_finalist_reason ? ", finalists timed together" : "");
+    table.put({.shape = c, .library_threads = t, .kernel = std::string(chosen->kernel->name()),
+               .config = chosen->result.config, .source = source});
   }
   return table;
 }
@@ -170,15 +243,21 @@ std::size_t tune_missing_classes(Device& device,
     Problem problem;
     int threads;
     Finalists finalists;
+    std::vector<Problem> class_shapes;  // the other problems of its class, whose entry this search decides
   };
   std::vector<Searched> rounds;
   for (int t : counts) {
-    std::vector<ShapeClass> done;
+    std::map<ShapeClass, std::size_t> searched;  // a class's search, in rounds
     for (const Problem& p : problems) {
       const ShapeClass c = shape_class(p);
       const BlasTableEntry* entry = table.find(p, t);
-      if ((entry != nullptr && entry->library_threads == t) || std::find(done.begin(), done.end(), c) != done.end())
+      if (entry != nullptr && entry->library_threads == t) continue;
+      if (const auto in = searched.find(c); in != searched.end()) {
+        Searched& s = rounds[in->second];
+        if (!(p == s.problem) && std::find(s.class_shapes.begin(), s.class_shapes.end(), p) == s.class_shapes.end())
+          s.class_shapes.push_back(p);
         continue;
+      }
       Finalists finalists;
       for (const Kernel* kernel : kernels_for(p)) {
         if (progress)
@@ -209,8 +288,8 @@ std::size_t tune_missing_classes(Device& device,
       // problem at every thread count is searched, minutes later.
       for (Finalist& f : finalists) f.result.reason = blas_finalist_reason;
       time_finalists_round(p, finalists);
-      rounds.push_back({p, t, std::move(finalists)});
-      done.push_back(c);
+      searched[c] = rounds.size();
+      rounds.push_back({p, t, std::move(finalists), {}});
       ++tuned;
     }
   }
@@ -278,6 +357,39 @@ std::size_t tune_missing_classes(Device& device,
   for (Searched& s : rounds)
     if (s.finalists.size() > 1)  // a lone one was stored in round one
       time_finalists_round(s.problem, s.finalists);
+
+  // The class's other shapes. The table keeps one entry per class, and the configuration fastest
+  // on the shape searched can run a neighbour of its class badly (a block of B sized for one N
+  // spilling the cache at another): each kernel's finalists are evaluated on each other shape of
+  // the class in the set (validated, where its space there accepts them), then timed together
+  // there, one round, and stored as that shape's finalists. blas_table_from_cache then keeps the
+  // finalist whose worst share of each shape's fastest is the largest.
+  for (const Searched& s : rounds)
+    for (const Problem& shape : s.class_shapes) {
+      Finalists there;
+      for (const Kernel* kernel : kernels_for(shape)) {
+        const SearchSpace space = space_within(*kernel, shape, s.threads, device.info());
+        TuneOptions o = options;
+        o.start_with.clear();
+        for (const Finalist& f : s.finalists)
+          if (f.kernel == kernel && space.is_valid(f.result.config) &&
+              std::find(o.start_with.begin(), o.start_with.end(), f.result.config) == o.start_with.end())
+            o.start_with.push_back(f.result.config);
+        if (o.start_with.empty()) continue;
+        o.budget.evaluations = o.start_with.size();  // these and nothing else
+        if (progress)
+          progress({.problem = shape, .kernel = *kernel, .threads = s.threads,
+                    .configurations = o.start_with.size(), .finalists_of = &s.problem});
+        const std::unique_ptr<ConfigurationRunner> runner = runner_for(*kernel, shape, nullptr);
+        const TuneResult result =
+            tune(space, shape, *runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, shape)});
+        for (ConfigResult& r : result.top(o.start_with.size())) {
+          r.reason = blas_finalist_reason;
+          there.push_back({kernel, std::move(r)});
+        }
+      }
+      time_finalists_round(shape, there);
+    }
   return tuned;
 }
 

@@ -104,6 +104,9 @@ std::vector<int> blas_table_thread_counts(int cores);
 // `kernels` on `device` (results of today's kernel source, configurations today's space accepts,
 // on at most T threads), its fastest `ok` result — among its finalists alone where it has
 // results marked blas_finalist_reason on at most T threads; for each class and T, the fastest.
+// Where two or more problems of a class have finalists (tune_missing_classes times a class's
+// finalists on each of its shapes), the finalist present on all of them whose smallest share of
+// each one's fastest is the largest: the entry serves every shape of its class.
 // The kernels must read transposed operands (the library's).
 BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& device,
                                 const std::vector<const Kernel*>& kernels, const std::vector<int>& library_threads);
@@ -113,13 +116,15 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
 inline constexpr std::size_t blas_transfer_candidates = 6;
 
 // One step of `tune_missing_classes`: a search of `configurations` on `problem` with `kernel` on
-// at most `threads` threads, or (from_other_problems) a try of that many other problems' best.
+// at most `threads` threads, or (from_other_problems) a try of that many other problems' best, or
+// (finalists_of) a try of that many finalists of the search of another shape of its class.
 struct BlasTuningStep {
   const Problem& problem;
   const Kernel& kernel;
   int threads;
   std::size_t configurations;
   bool from_other_problems = false;
+  const Problem* finalists_of = nullptr;
 };
 using BlasTuningProgress = std::function<void(const BlasTuningStep&)>;
 
@@ -137,6 +142,9 @@ using BlasTuningProgress = std::function<void(const BlasTuningStep&)>;
 // problem's search and again once every problem at every T is searched, and each keeps the slower
 // of its two rounds (a configuration fast in only some of the machine's states must not win on
 // one lucky round; one tried from another problem counts that try as its first round).
+// Only the first of `problems` in a class is searched; each other one of its class is then given
+// the class's finalists (evaluated there, validated, then timed together once), so that the
+// table's one entry for the class is chosen over all of them.
 // Returns how many (problem, T) it tuned.
 // `make_runner` evaluates a kernel's configurations on a problem (default: an InProcessRunner on
 // `device`; `gemmlab blas-table` under MPI: a runner over every rank). `time_finalists` times one
