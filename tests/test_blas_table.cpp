@@ -294,8 +294,10 @@ TEST(BlasTableFromCache, KeepsTheFinalistBestOverEveryShapeOfTheClassItWasTimedO
   fast_on_p["threads"] = even["threads"] = only_on_p["threads"] = lucky["threads"] = 1;
   fast_on_p["KC"] = 128;
   even["KC"] = 256;
-  only_on_p["KC"] = 512;
+  only_on_p["KC"] = 192;
   lucky["KC"] = 64;
+  const SearchSpace space = packed.space(device, Precision::fp32);
+  for (const Config* c : {&fast_on_p, &even, &only_on_p, &lucky}) ASSERT_TRUE(space.is_valid(*c)) << to_string(*c);
   const Problem p = Problem::packed(512, 512, 512), q = Problem::packed(512, 768, 768);
   ASSERT_EQ(shape_class(p), shape_class(q));
   const CacheKey at_p = cache_key(device, packed, p), at_q = cache_key(device, packed, q);
