@@ -344,7 +344,7 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
 }
 
 // A search starts from the default, then from each other tile that fills the 32 zmm registers
-// (05's four), each valid on the device and none twice; 06 also from a shallow KB; a kernel
+// (05's four), each valid on the device and none twice; 06 also from a shallow KB and 6 x 4; a kernel
 // without variants starts from its default alone. On small caches the variants are moved to
 // valid blocks as the default is.
 TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
@@ -373,14 +373,19 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
         EXPECT_EQ(starts.back().at("KC"), precision == Precision::fp32 ? 256 : 128) << what;  // 6 x 4
       }
     }
-  // 06: its default, then the shallow block for B streamed from memory.
+  // 06: its default, then the shallow block for B streamed from memory, then the 6 x 4 tile.
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
   const std::vector<Config> small_m_starts = small_m.starting_configs(large, Precision::fp32);
-  ASSERT_EQ(small_m_starts.size(), 2u);
+  ASSERT_EQ(small_m_starts.size(), 3u);
   EXPECT_EQ(small_m_starts[0], small_m.default_config(large, Precision::fp32));
   Config shallow = small_m_starts[0];
   shallow["KB"] = 24;
   EXPECT_EQ(small_m_starts[1], shallow);
+  Config wide = small_m_starts[0];
+  wide["MR"] = 6;
+  wide["NV"] = 4;
+  EXPECT_EQ(small_m_starts[2], wide);
+  EXPECT_TRUE(small_m.space(large, Precision::fp32).is_valid(wide));
   const Kernel& blocked = registry().kernel("cpu", "03_cache_blocked");
   EXPECT_EQ(blocked.starting_configs(large, Precision::fp32),
             std::vector<Config>{blocked.default_config(large, Precision::fp32)});
