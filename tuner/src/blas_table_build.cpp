@@ -100,6 +100,13 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
     }
   }
 
+  // "tuned <when> for MxNxK NN (x GFLOP/s" — the start of an entry's source.
+  const auto tuned_for = [](const ConfigResult& r, const ProblemResults& at) {
+    char text[160];
+    std::snprintf(text, sizeof text, "tuned %s for %s %s (%.1f GFLOP/s", r.recorded_at.c_str(),
+                  at.problem.shape().c_str(), at.transposes.c_str(), r.gflops);
+    return std::string(text);
+  };
   for (const auto& [class_and_threads, of_class] : classes) {
     const auto& [c, t] = class_and_threads;
     std::vector<const ProblemResults*> timed_together;  // the class's problems with finalists
@@ -138,16 +145,13 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
         }
       }
     if (chosen != nullptr) {
-      const ProblemResults& first = *timed_together.front();
-      char source[320];
-      std::snprintf(source, sizeof source,
-                    "tuned %s for %s %s (%.1f GFLOP/s), finalists timed together on %zu shapes of the class: at "
-                    "worst %.2f of the fastest (%s)",
-                    chosen->result.recorded_at.c_str(), first.problem.shape().c_str(), first.transposes.c_str(),
-                    chosen->result.gflops, timed_together.size(), chosen_worst,
-                    chosen_worst_at->problem.shape().c_str());
+      char across[160];
+      std::snprintf(across, sizeof across,
+                    "), finalists timed together on %zu shapes of the class: at worst %.2f of the fastest (%s)",
+                    timed_together.size(), chosen_worst, chosen_worst_at->problem.shape().c_str());
       table.put({.shape = c, .library_threads = t, .kernel = std::string(chosen->kernel->name()),
-                 .config = chosen->result.config, .source = source});
+                 .config = chosen->result.config,
+                 .source = tuned_for(chosen->result, *timed_together.front()) + across});
       continue;
     }
     // Otherwise the fastest result of any of its problems.
@@ -159,13 +163,10 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
           fastest_problem = &at;
         }
     if (chosen == nullptr) continue;
-    char source[160];
-    std::snprintf(source, sizeof source, "tuned %s for %s %s (%.1f GFLOP/s%s)", chosen->result.recorded_at.c_str(),
-                  fastest_problem->problem.shape().c_str(), fastest_problem->transposes.c_str(),
-                  chosen->result.gflops,
-                  chosen->result.reason == blas_finalist_reason ? ", finalists timed together" : "");
     table.put({.shape = c, .library_threads = t, .kernel = std::string(chosen->kernel->name()),
-               .config = chosen->result.config, .source = source});
+               .config = chosen->result.config,
+               .source = tuned_for(chosen->result, *fastest_problem) +
+                         (chosen->result.reason == blas_finalist_reason ? ", finalists timed together)" : ")")});
   }
   return table;
 }
@@ -237,6 +238,19 @@ std::size_t tune_missing_classes(Device& device,
     return make_runner ? make_runner(kernel, p)
                        : std::make_unique<InProcessRunner>(device, kernel, p, truth_fp64, beside, options.seed,
                                                            options.measure);
+  };
+  // Evaluates `configs` of `kernel` on `p` and nothing else (each validated, stored in the cache;
+  // no reference beside them: the finalists' rounds compare them with the others), after telling
+  // `progress` of `step` with their count.
+  const auto evaluate_only = [&](const Kernel& kernel, const Problem& p, const SearchSpace& space,
+                                 std::vector<Config> configs, BlasTuningStep step) {
+    TuneOptions o = options;
+    o.start_with = std::move(configs);
+    o.budget.evaluations = o.start_with.size();
+    step.configurations = o.start_with.size();
+    if (progress) progress(step);
+    const std::unique_ptr<ConfigurationRunner> runner = runner_for(kernel, p, nullptr);
+    return tune(space, p, *runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), kernel, p)});
   };
   // Each problem searched, with its thread count and finalists.
   struct Searched {
@@ -332,17 +346,12 @@ std::size_t tune_missing_classes(Device& device,
       std::stable_sort(nearest.begin(), nearest.end(),
                        [](const auto& a, const auto& b) { return a.first < b.first; });
       if (nearest.size() > blas_transfer_candidates) nearest.resize(blas_transfer_candidates);
-      TuneOptions o = options;
-      o.start_with.clear();
-      for (const auto& n : nearest) o.start_with.push_back(n.second);
-      o.budget.evaluations = o.start_with.size();  // these and nothing else
-      if (progress)
-        progress({.problem = p, .kernel = *kernel, .threads = s.threads,
-                  .configurations = o.start_with.size(), .from_other_problems = true});
-      // No reference beside these: the finalists' rounds compare them with the others.
-      const std::unique_ptr<ConfigurationRunner> runner = runner_for(*kernel, p, nullptr);
+      std::vector<Config> configs;
+      for (const auto& n : nearest) configs.push_back(n.second);
       const TuneResult result =
-          tune(space, p, *runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, p)});
+          evaluate_only(*kernel, p, space, std::move(configs),
+                        {.problem = p, .kernel = *kernel, .threads = s.threads, .configurations = 0,
+                         .from_other_problems = true});
       if (const std::vector<ConfigResult> best = result.top(1); !best.empty()) {
         Finalist joining{kernel, best.front(), true};  // its evaluation counts as its first round
         joining.result.reason = blas_finalist_reason;
@@ -369,21 +378,18 @@ std::size_t tune_missing_classes(Device& device,
       Finalists there;
       for (const Kernel* kernel : kernels_for(shape)) {
         const SearchSpace space = space_within(*kernel, shape, s.threads, device.info());
-        TuneOptions o = options;
-        o.start_with.clear();
+        std::vector<Config> configs;
         for (const Finalist& f : s.finalists)
           if (f.kernel == kernel && space.is_valid(f.result.config) &&
-              std::find(o.start_with.begin(), o.start_with.end(), f.result.config) == o.start_with.end())
-            o.start_with.push_back(f.result.config);
-        if (o.start_with.empty()) continue;
-        o.budget.evaluations = o.start_with.size();  // these and nothing else
-        if (progress)
-          progress({.problem = shape, .kernel = *kernel, .threads = s.threads,
-                    .configurations = o.start_with.size(), .finalists_of = &s.problem});
-        const std::unique_ptr<ConfigurationRunner> runner = runner_for(*kernel, shape, nullptr);
+              std::find(configs.begin(), configs.end(), f.result.config) == configs.end())
+            configs.push_back(f.result.config);
+        if (configs.empty()) continue;
+        const std::size_t count = configs.size();
         const TuneResult result =
-            tune(space, shape, *runner, o, {}, {.cache = &cache, .key = cache_key(device.info(), *kernel, shape)});
-        for (ConfigResult& r : result.top(o.start_with.size())) {
+            evaluate_only(*kernel, shape, space, std::move(configs),
+                          {.problem = shape, .kernel = *kernel, .threads = s.threads, .configurations = 0,
+                           .finalists_of = &s.problem});
+        for (ConfigResult& r : result.top(count)) {
           r.reason = blas_finalist_reason;
           there.push_back({kernel, std::move(r)});
         }
