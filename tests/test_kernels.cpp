@@ -326,7 +326,8 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
   const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
   // The preferences, as the kernel files document them.
   const Config blocked_fp32{{"MC", 64}, {"KC", 256}, {"NC", 1024}};
-  const Config packed_fp32{{"MR", 14}, {"NV", 2}, {"MC", 2688}, {"KC", 384}, {"NC", 1024}, {"threads", 4}};
+  const Config packed_fp32{{"MR", 14},   {"NV", 2},      {"MC", 2688}, {"KC", 384},
+                           {"NC", 1024}, {"threads", 4}, {"PACK_A", 0}};
   Config packed_fp64 = packed_fp32;
   packed_fp64["KC"] = 192;
   for (const auto& [kernel, precision, preferred] :
@@ -389,6 +390,43 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
   const Kernel& blocked = registry().kernel("cpu", "03_cache_blocked");
   EXPECT_EQ(blocked.starting_configs(large, Precision::fp32),
             std::vector<Config>{blocked.default_config(large, Precision::fp32)});
+}
+
+// 05 with PACK_A=0 reads a row-major A's full panels where they lie and packs the rest (the last
+// panel, of fewer than MR rows; every panel of a transposed A); PACK_A=1 packs them all. Both, on
+// poisoned C, with A's rows padded, where the threads share the A panels (many columns) and where
+// they split the rows (few), in every layout.
+TEST(PackedKernel, ReadsARowMajorAInPlaceOrPackedWithTheSameResult) {
+  const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+  SKIP_IF_UNSUPPORTED(packed);
+  EvaluationOptions options;
+  options.time = false;
+  int cases = 0;
+  for (ParamValue pack_a : {0, 1})
+    for (ParamValue threads : {1, 2})
+      for (auto [m, n] :
+           {std::pair<std::int64_t, std::int64_t>{45, 300}, {45, 40}})  // MR=6: 7 panels and 3 rows
+        for (int layout = 0; layout < 4; ++layout) {
+          Problem shape = Problem::packed(m, n, 77, Precision::fp32, -0.75, 1.25);
+          shape.trans_a = (layout & 1) != 0;
+          shape.trans_b = (layout & 2) != 0;
+          const Problem p = with_padding(shape, 5);
+          Config config = packed.default_config(cpu_device().info(), Precision::fp32);
+          config["MR"] = 6;
+          config["NV"] = 2;
+          config["MC"] = 48;  // a second block of rows
+          config["KC"] = 32;  // three blocks of depth: in place, the panel starts pc into A's rows
+          config["NC"] = 128;
+          config["threads"] = std::min<ParamValue>(threads, std::max(1, cpu_device().info().cores));
+          config["PACK_A"] = pack_a;
+          ASSERT_TRUE(packed.space(cpu_device().info(), Precision::fp32).is_valid(config))
+              << to_string(config);
+          const Evaluation e = evaluate(cpu_device(), packed, config, p, &fp64_truth(), nullptr, options);
+          EXPECT_TRUE(e.validation.valid) << "{" << to_string(config) << "} on " << describe(p) << " "
+                                          << p.transposes() << ": " << e.validation.reason;
+          ++cases;
+        }
+  EXPECT_EQ(cases, 32);
 }
 
 // A kernel that reads A and B untransposed only refuses a transposed problem as unsupported

@@ -101,6 +101,25 @@ TEST(SearchSpaceComplete, ChecksTheCompletedConfiguration) {
                           {"MR*NV + NV + 1 <= 32"});
 }
 
+// A parameter added after configurations were stored: what was stored without it ran as one of
+// its values, and reads back as that; what names it, or is not from before it, is left alone.
+TEST(SearchSpaceAddedLater, FillsTheValueStoredConfigurationsRanAsAndNothingElse) {
+  SearchSpace s = tile_space();
+  s.add("PACK", {0, 1}, "pack the broadcast side").added_later("PACK", 1);
+  EXPECT_EQ(s.upgraded({{"MR", 8}, {"NV", 2}}), (Config{{"MR", 8}, {"NV", 2}, {"PACK", 1}}));
+  EXPECT_TRUE(s.is_valid(s.upgraded({{"MR", 8}, {"NV", 2}})));
+  EXPECT_FALSE(s.is_valid({{"MR", 8}, {"NV", 2}})) << "upgraded() fills it in, check() does not";
+  EXPECT_EQ(s.upgraded({{"MR", 8}, {"NV", 2}, {"PACK", 0}}), (Config{{"MR", 8}, {"NV", 2}, {"PACK", 0}}));
+  // Only parameters declared added later: a missing MR stays missing (and invalid).
+  EXPECT_EQ(s.upgraded({{"NV", 2}}), (Config{{"NV", 2}, {"PACK", 1}}));
+  EXPECT_EQ(tile_space().upgraded({{"NV", 2}}), (Config{{"NV", 2}}));
+  // Declaring it for a name that is not a parameter, or with a value it cannot take, is a bug.
+  EXPECT_THROW(tile_space().added_later("PACK", 1), std::logic_error);
+  SearchSpace t = tile_space();
+  t.add("PACK", {0, 1}, "pack the broadcast side");
+  EXPECT_THROW(t.added_later("PACK", 2), std::logic_error);
+}
+
 TEST(SearchSpaceDefinition, ValuesAreSortedAndDeduplicated) {
   SearchSpace s;
   s.add("X", {8, 4, 4, 16, 8}, "x");

@@ -115,6 +115,10 @@ void Engine::load_table() {
     return;
   }
   std::size_t dropped = 0;
+  // An entry written before one of its kernel's parameters existed runs as it was tuned.
+  for (BlasTableEntry& e : table.entries)
+    if (const Kernel* k = library_kernel(e.kernel); k != nullptr && k->has_precision(e.shape.precision))
+      e.config = k->space(info, e.shape.precision).upgraded(std::move(e.config));
   std::erase_if(table.entries, [&](const BlasTableEntry& e) {
     const Kernel* k = library_kernel(e.kernel);
     const bool usable = k != nullptr && k->has_precision(e.shape.precision) && k->space(info, e.shape.precision).is_valid(e.config);

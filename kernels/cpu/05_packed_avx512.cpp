@@ -21,9 +21,16 @@
 // Packing walks the sources in long contiguous runs; its cost is a few percent of the total.
 // Packing is also where a transposed A or B (the BLAS interface's TRANSA/TRANSB, and with them
 // column-major calls) is read: the panels come out the same, so the micro-kernel never knows.
+// A need not be packed at all: the micro-kernel only broadcasts its values, one per row and k-step,
+// so MR rows of a row-major A, each a contiguous run along k, serve as well as a packed panel
+// (PACK_A=0; on one core of the development machine the copy was 4% of 512^3, and skipping it
+// made 512^3 to 2048^3 1-6% faster). Packed panels still win where A's rows alias in L1 (rows
+// 4 KiB apart, more of them than L1 has ways: 16 x 1 at 1024^3 ran 8% slower in place), so the
+// tuner decides. A transposed A, and a last panel of fewer than MR rows, are packed either way.
 // Hardware: AVX-512F (32 zmm registers; masked loads/stores for the right edge of C), the cache
 // hierarchy (sizes read from the OS), several cores (OpenMP), 2 MiB pages for the packed blocks.
-// Parameters: MR, NV (compile-time variants; NR = NV * lanes), MC, KC, NC (run time), threads.
+// Parameters: MR, NV (compile-time variants; NR = NV * lanes), MC, KC, NC (run time), threads,
+// PACK_A (1: pack every panel of A; 0: read a row-major A's full panels where they lie).
 // Constraints (space(), as expressions): the micro-tile's accumulators, B vectors and A broadcast
 // fit the 32 zmm registers; the blocks are whole panels (MC of MR rows, NC of NR columns); an A
 // panel fits half of L1d, a thread's B block its L2 and the shared A block L3. The tile of C a
@@ -53,8 +60,9 @@ constexpr bool fits_zmm(int mr, int nv) { return mr * nv + nv + 1 <= zmm_registe
 constexpr int b_prefetch_steps = 8;
 
 template <class T>
-using MicroKernelFn = void (*)(std::int64_t kc, const T* a_panel, const T* b_panel, T* c,
-                               std::int64_t ldc, int mr, int nr, T alpha, T beta);
+using MicroKernelFn = void (*)(std::int64_t kc, const T* a_panel, std::int64_t a_row_step,
+                               std::int64_t a_k_step, const T* b_panel, T* c, std::int64_t ldc, int mr,
+                               int nr, T alpha, T beta);
 template <class T>
 using PackAFn = void (*)(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t depth, T* packed);
 
@@ -69,11 +77,12 @@ struct Variant {
 };
 
 // C[0:mr][0:nr] = alpha * A_panel * B_panel + beta * C. A_panel holds kc columns of MR values,
-// B_panel kc rows of NR values, both contiguous.
+// A[r][p] at a_panel[r * a_row_step + p * a_k_step] (packed: 1 and MR; in place: lda and 1),
+// B_panel kc rows of NR values, contiguous.
 template <class T, int MR, int NV>
-[[gnu::target("avx512f")]] void micro_kernel(std::int64_t kc, const T* a_panel, const T* b_panel,
-                                             T* c, std::int64_t ldc, int mr, int nr, T alpha,
-                                             T beta) {
+[[gnu::target("avx512f")]] void micro_kernel(std::int64_t kc, const T* a_panel, std::int64_t a_row_step,
+                                             std::int64_t a_k_step, const T* b_panel, T* c, std::int64_t ldc,
+                                             int mr, int nr, T alpha, T beta) {
   using V = simd::Avx512<T>;
   constexpr int L = V::lanes;
   typename V::Reg acc[MR][NV];
@@ -97,11 +106,11 @@ template <class T, int MR, int NV>
     }
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
-      const typename V::Reg a_bcast = V::broadcast(a_panel[r]);
+      const typename V::Reg a_bcast = V::broadcast(a_panel[r * a_row_step]);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[r][v] = V::fma(a_bcast, b_vec[v], acc[r][v]);
     }
-    a_panel += MR;
+    a_panel += a_k_step;
     b_panel += NV * L;
   }
 
@@ -223,8 +232,13 @@ void wait_until(Ready ready) {
 class PackedRoutine {
  public:
   PackedRoutine(const Problem& p, const Config& c)
-      : mr_(int(c.at("MR"))), nv_(int(c.at("NV"))), mc_(c.at("MC")), kc_(c.at("KC")),
-        nc_(c.at("NC")), threads_(int(c.at("threads"))) {
+      : mr_(int(c.at("MR"))),
+        nv_(int(c.at("NV"))),
+        mc_(c.at("MC")),
+        kc_(c.at("KC")),
+        nc_(c.at("NC")),
+        threads_(int(c.at("threads"))),
+        pack_a_(c.at("PACK_A") != 0) {
     const std::int64_t elem = static_cast<std::int64_t>(element_size(p.precision));
     const std::int64_t nr = nv_ * (64 / elem);
     // Columns too few for every thread to get several panels of them: the threads split the rows.
@@ -296,6 +310,12 @@ class PackedRoutine {
     const Variant<T> variant = select_variant<T, 4, 6, 8, 12, 14, 16>(mr_, nv_);
     const int nr = nv_ * simd::Avx512<T>::lanes;
     const T alpha = static_cast<T>(p.alpha);
+    // PACK_A=0: the full panels of a row-major A are read where they lie (MR rows lda apart);
+    // a transposed A and a last panel of fewer than MR rows are packed all the same.
+    const bool in_place = !pack_a_ && !p.trans_a;
+    const auto read_in_place = [&](std::int64_t mc, std::int64_t ip) {
+      return in_place && (ip + 1) * mr_ <= mc;
+    };
     std::int64_t step = 0;  // counts depth blocks, 1, 2, ...; selects one of the two A buffers
     for (std::int64_t ic = 0; ic < p.m; ic += mc_) {                       // loop 5
       const std::int64_t mc = std::min(mc_, p.m - ic);
@@ -315,6 +335,7 @@ class PackedRoutine {
         for (int t = 0; t < team; ++t)
           wait_until([&] { return sharing.thread_step[t].done.load(std::memory_order_acquire) >= step - 2; });
         for (std::int64_t ip = own_first; ip < own_end; ++ip) {
+          if (read_in_place(mc, ip)) continue;  // nothing to pack, nothing to wait for
           const std::int64_t rows = std::min<std::int64_t>(mr_, mc - ip * mr_);
           if (p.trans_a)
             pack_a_panel_transposed(a + pc * p.lda + ic + ip * mr_, p.lda, rows, kc, mr_, a_pack + ip * kc * mr_);
@@ -332,14 +353,21 @@ class PackedRoutine {
             // Own panels first; by the time the others' are needed they are long packed.
             // No barrier: a thread waits only for a panel it needs that is not ready yet.
             const std::int64_t ip = (own_first + i) % a_panels;
-            wait_until([&] { return ready[ip].load(std::memory_order_acquire) == step; });
-            const T* a_panel = a_pack + ip * kc * mr_;
             const std::int64_t ir = ip * mr_;
             const int rows = static_cast<int>(std::min<std::int64_t>(mr_, mc - ir));
+            // The panel's A[r][p] is a_panel[r * row_step + p * k_step].
+            const T* a_panel = a + (ic + ir) * p.lda + pc;
+            std::int64_t row_step = p.lda, k_step = 1;
+            if (!read_in_place(mc, ip)) {
+              wait_until([&] { return ready[ip].load(std::memory_order_acquire) == step; });
+              a_panel = a_pack + ip * kc * mr_;
+              row_step = 1;
+              k_step = mr_;
+            }
             for (std::int64_t jr = 0; jr < nc; jr += nr) {                 // loop 1
               const int cols = static_cast<int>(std::min<std::int64_t>(nr, nc - jr));
-              variant.micro_kernel(kc, a_panel, b_pack + (jr / nr) * kc * nr, c + (ic + ir) * p.ldc + jc + jr,
-                                   p.ldc, rows, cols, alpha, beta);
+              variant.micro_kernel(kc, a_panel, row_step, k_step, b_pack + (jr / nr) * kc * nr,
+                                   c + (ic + ir) * p.ldc + jc + jr, p.ldc, rows, cols, alpha, beta);
             }
           }
         }
@@ -354,6 +382,7 @@ class PackedRoutine {
   int mr_, nv_;
   std::int64_t mc_, kc_, nc_;
   int threads_;
+  bool pack_a_;
   bool split_rows_ = false;
   std::int64_t a_block_elements_ = 0, b_block_elements_ = 0, a_panels_max_ = 0;
   std::vector<Sharing> sharing_;  // one, or one per thread when the threads split the rows
@@ -377,7 +406,9 @@ class PackedAvx512 final : public CpuKernel {
         .add("KC", {32, 64, 128, 192, 256, 320, 384, 448, 512, 768, 1024}, "depth of the packed blocks")
         .add("NC", {64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096},
              "columns of each thread's packed B block")
-        .add("threads", int_range(1, std::max(1, d.cores)), "OpenMP threads");
+        .add("threads", int_range(1, std::max(1, d.cores)), "OpenMP threads")
+        .add("PACK_A", {0, 1}, "1: pack every A panel; 0: read a row-major A's full panels where they lie")
+        .added_later("PACK_A", 1);  // configurations stored before it packed every panel
     s.let("elem", elem, "bytes per element")
         .let("lanes", 64 / elem, "elements per zmm register")
         .let("zmm_registers", zmm_registers, "AVX-512 vector registers");
@@ -402,8 +433,8 @@ class PackedAvx512 final : public CpuKernel {
   // takes the nearest valid configuration.
   Config preferred_config(const DeviceInfo& d, Precision precision) const override {
     Config c = precision == Precision::fp32
-                   ? Config{{"MR", 14}, {"NV", 2}, {"MC", 2688}, {"KC", 384}, {"NC", 1024}}
-                   : Config{{"MR", 14}, {"NV", 2}, {"MC", 2688}, {"KC", 192}, {"NC", 1024}};
+                   ? Config{{"MR", 14}, {"NV", 2}, {"MC", 2688}, {"KC", 384}, {"NC", 1024}, {"PACK_A", 0}}
+                   : Config{{"MR", 14}, {"NV", 2}, {"MC", 2688}, {"KC", 192}, {"NC", 1024}, {"PACK_A", 0}};
     c["threads"] = std::max(1, d.cores);
     return c;
   }

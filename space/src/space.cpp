@@ -62,6 +62,20 @@ SearchSpace& SearchSpace::add(std::string name, std::vector<ParamValue> values, 
   return *this;
 }
 
+SearchSpace& SearchSpace::added_later(const std::string& name, ParamValue ran_as) {
+  const Parameter* p = find(name);
+  if (p == nullptr) throw std::logic_error("added_later: " + name + " is not a parameter");
+  if (!std::binary_search(p->values.begin(), p->values.end(), ran_as))
+    throw std::logic_error("added_later: " + std::to_string(ran_as) + " is not a value of " + name);
+  ran_as_before_[name] = ran_as;
+  return *this;
+}
+
+Config SearchSpace::upgraded(Config config) const {
+  for (const auto& [name, value] : ran_as_before_) config.try_emplace(name, value);
+  return config;
+}
+
 // `text` parsed with the named values declared so far; a malformed expression or a name that is
 // neither a parameter nor a named value is a bug in the declaring code, named by `what`.
 Expression SearchSpace::parse_declared(const std::string& text, const std::string& what) const {

@@ -96,6 +96,16 @@ class SearchSpace {
   // require().
   Expression parse(const std::string& text) const;
 
+  // Declares that parameter `name` came after configurations were stored without it, and that
+  // those ran as `ran_as` does: upgraded() fills it in, so that a results cache or a BLAS table
+  // written before keeps its configurations. std::logic_error (a bug in the kernel) when `name`
+  // is not a parameter or `ran_as` not one of its values.
+  SearchSpace& added_later(const std::string& name, ParamValue ran_as);
+  // `config` as stored earlier, brought to today's parameters: each parameter declared by
+  // added_later() and missing from it set to the value it ran as. Nothing else is changed or
+  // checked.
+  Config upgraded(Config config) const;
+
   // Fills parameters missing from `partial` with `defaults`, then checks the result.
   Config complete(const Config& partial, const Config& defaults) const;
   // Throws ConfigError unless every parameter is present with an allowed value and every
@@ -154,6 +164,7 @@ class SearchSpace {
   void check_new_name(const std::string& name) const;
 
   std::vector<Parameter> parameters_;
+  Config ran_as_before_;  // added_later(): parameter -> the value configurations stored without it ran as
   std::vector<Constraint> constraints_;
   std::vector<NamedValue> named_values_;
   Definitions definitions_;  // the named values as expressions, for parsing
