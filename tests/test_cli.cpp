@@ -452,6 +452,23 @@ TEST(CliTune, BadInputExitsWithStatusTwo) {
     EXPECT_TRUE(exits_2_saying(args));
 }
 
+TEST(CliBlasTable, BadInputExitsWithStatusTwo) {
+  // Small enough that a check gone missing fails quickly (the cache is the test's own).
+  const std::string one = " --shapes 8x8x8 --precision fp32 --library-threads 1 --budget 1";
+  for (const std::string& args : std::vector<std::string>{
+           "blas-table --tune --shapes 8x8x8 --budget 0", "blas-table --tune --max-seconds -1" + one,
+           "blas-table --tune --max-seconds nan" + one, "blas-table --precision fp16",
+           "blas-table --tune --shapes 8x8"})
+    EXPECT_TRUE(exits_2_saying(args)) << args;
+}
+
+TEST(CliBlasTable, TunesWithTheBudgetTheMeasuredTablesUsedByDefault) {
+  const CliResult r = run_cli("blas-table --help");
+  ASSERT_EQ(r.status, 0) << r;
+  EXPECT_TRUE(contains(r.out, "--budget UINT=80")) << r;
+  EXPECT_TRUE(contains(r.out, "--max-seconds FLOAT=15")) << r;
+}
+
 TEST(CliTune, EvaluatesInAWorkerProcessUnlessToldOtherwise) {
   for (const std::string mode : {"", " --in-process"}) {
     const CliResult r = run_cli("tune --kernel 02_loop_order --m 20 --n 21 --k 22 --budget 1 --json" + mode);

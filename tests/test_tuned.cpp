@@ -110,26 +110,6 @@ TEST(TunedLookup, AConfigurationTodaysSpaceRejectsIsIgnoredAndSaidSo) {
   EXPECT_EQ(lookup.found->m, 128);
 }
 
-TEST(TunedLookup, AConfigurationStoredBeforeAParameterWasAddedRunsAsItDid) {
-  Scratch scratch;
-  ResultsCache cache(scratch.file("c.sqlite"));
-  const CacheKey key = key_for(64, 64, 64);
-  store(cache, key, {{"A", 4}, {"B", 2}}, 10, "2026-01-01T00:00:00Z");  // before C existed
-  SearchSpace later = small_space();
-  later.add("C", {0, 1}, "").added_later("C", 1);
-  const TunedLookup lookup = find_tuned(cache, key, later);
-  ASSERT_TRUE(lookup.found);
-  EXPECT_EQ(lookup.found->config, (Config{{"A", 4}, {"B", 2}, {"C", 1}}));
-  EXPECT_TRUE(lookup.ignored.empty());
-  // Without added_later() the same entry is not valid today, and is said so.
-  SearchSpace plain = small_space();
-  plain.add("C", {0, 1}, "");
-  const TunedLookup without = find_tuned(cache, key, plain);
-  EXPECT_FALSE(without.found);
-  ASSERT_EQ(without.ignored.size(), 1u);
-  EXPECT_TRUE(contains(without.ignored[0].reason, "C")) << without.ignored[0].reason;
-}
-
 TEST(TunedLookup, OnlyTheSameKernelHashDeviceAndPrecisionCount) {
   Scratch scratch;
   ResultsCache cache(scratch.file("c.sqlite"));

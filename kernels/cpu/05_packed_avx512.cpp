@@ -24,9 +24,10 @@
 // A need not be packed at all: the micro-kernel only broadcasts its values, one per row and k-step,
 // so MR rows of a row-major A, each a contiguous run along k, serve as well as a packed panel
 // (PACK_A=0; on one core of the development machine the copy was 4% of 512^3, and skipping it
-// made 512^3 to 2048^3 1-6% faster). Packed panels still win where A's rows alias in L1 (rows
-// 4 KiB apart, more of them than L1 has ways: 16 x 1 at 1024^3 ran 8% slower in place), so the
-// tuner decides. A transposed A, and a last panel of fewer than MR rows, are packed either way.
+// made 512^3 to 2048^3 1-7% faster against oneDNN in the same runs). Packed panels still win
+// where A's rows alias in L1 (rows 4 KiB apart, more of them than L1 has ways: 16 x 1 at 1024^3
+// ran 8% slower in place), so the tuner decides. A transposed A, and a last panel of fewer than
+// MR rows, are packed either way.
 // Hardware: AVX-512F (32 zmm registers; masked loads/stores for the right edge of C), the cache
 // hierarchy (sizes read from the OS), several cores (OpenMP), 2 MiB pages for the packed blocks.
 // Parameters: MR, NV (compile-time variants; NR = NV * lanes), MC, KC, NC (run time), threads,
@@ -408,7 +409,7 @@ class PackedAvx512 final : public CpuKernel {
              "columns of each thread's packed B block")
         .add("threads", int_range(1, std::max(1, d.cores)), "OpenMP threads")
         .add("PACK_A", {0, 1}, "1: pack every A panel; 0: read a row-major A's full panels where they lie")
-        .added_later("PACK_A", 1);  // configurations stored before it packed every panel
+        .added_later("PACK_A", 1);  // BLAS tables written before it: they packed every panel
     s.let("elem", elem, "bytes per element")
         .let("lanes", 64 / elem, "elements per zmm register")
         .let("zmm_registers", zmm_registers, "AVX-512 vector registers");

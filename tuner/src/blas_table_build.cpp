@@ -85,7 +85,6 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
       return threads == r.config.end() ? ParamValue{1} : threads->second;  // 01_naive: one
     };
     std::vector<ConfigResult> results = cache.load(g.key);
-    for (ConfigResult& r : results) r.config = space.upgraded(std::move(r.config));  // as it ran
     std::erase_if(results, [&](const ConfigResult& r) { return r.status != Status::ok || !space.is_valid(r.config); });
     for (int t : library_threads) {
       const bool has_finalists = std::any_of(results.begin(), results.end(), [&](const ConfigResult& r) {

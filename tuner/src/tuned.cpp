@@ -58,21 +58,15 @@ TunedLookup find_tuned(const ResultsCache& cache, const CacheKey& key, const Sea
 
   TunedLookup lookup;
   for (const Tuned& t : problems) {
-    Config config = space.upgraded(t.best.config);  // stored before a parameter was added: as it ran
     try {
-      space.check(config);
+      space.check(t.best.config);
     } catch (const ConfigError& e) {
       lookup.ignored.push_back({.config = t.best.config, .m = t.key.m, .n = t.key.n, .k = t.key.k,
                                 .reason = std::string("not valid in today's space: ") + e.what()});
       continue;
     }
-    lookup.found = TunedConfig{.config = std::move(config),
-                               .recorded_at = t.best.recorded_at,
-                               .m = t.key.m,
-                               .n = t.key.n,
-                               .k = t.key.k,
-                               .exact = t.exact,
-                               .gflops = t.best.gflops};
+    lookup.found = TunedConfig{.config = t.best.config, .recorded_at = t.best.recorded_at, .m = t.key.m, .n = t.key.n,
+                               .k = t.key.k, .exact = t.exact, .gflops = t.best.gflops};
     break;
   }
   return lookup;

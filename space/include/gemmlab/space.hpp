@@ -97,9 +97,9 @@ class SearchSpace {
   Expression parse(const std::string& text) const;
 
   // Declares that parameter `name` came after configurations were stored without it, and that
-  // those ran as `ran_as` does: upgraded() fills it in, so that a results cache or a BLAS table
-  // written before keeps its configurations. std::logic_error (a bug in the kernel) when `name`
-  // is not a parameter or `ran_as` not one of its values.
+  // those ran as `ran_as` does: upgraded() fills it in, so that a file written before that names
+  // the kernel but not its source (a BLAS table) keeps its configurations. std::logic_error (a
+  // bug in the kernel) when `name` is not a parameter or `ran_as` not one of its values.
   SearchSpace& added_later(const std::string& name, ParamValue ran_as);
   // `config` as stored earlier, brought to today's parameters: each parameter declared by
   // added_later() and missing from it set to the value it ran as. Nothing else is changed or
