@@ -114,17 +114,22 @@ void Engine::load_table() {
                  path.c_str(), table.device_name.c_str(), info.name.c_str());
     return;
   }
+  // Each entry's kernel and configuration checked against today's space, once; an entry written
+  // before one of its kernel's parameters existed runs as it was tuned (SearchSpace::upgraded).
   std::size_t dropped = 0;
-  // An entry written before one of its kernel's parameters existed runs as it was tuned.
-  for (BlasTableEntry& e : table.entries)
-    if (const Kernel* k = library_kernel(e.kernel); k != nullptr && k->has_precision(e.shape.precision))
-      e.config = k->space(info, e.shape.precision).upgraded(std::move(e.config));
-  std::erase_if(table.entries, [&](const BlasTableEntry& e) {
-    const Kernel* k = library_kernel(e.kernel);
-    const bool usable = k != nullptr && k->has_precision(e.shape.precision) && k->space(info, e.shape.precision).is_valid(e.config);
-    dropped += !usable;
-    return !usable;
-  });
+  std::vector<BlasTableEntry> usable;
+  for (BlasTableEntry& e : table.entries) {
+    if (const Kernel* k = library_kernel(e.kernel); k != nullptr && k->has_precision(e.shape.precision)) {
+      const SearchSpace space = k->space(info, e.shape.precision);
+      e.config = space.upgraded(std::move(e.config));
+      if (space.is_valid(e.config)) {
+        usable.push_back(std::move(e));
+        continue;
+      }
+    }
+    ++dropped;
+  }
+  table.entries = std::move(usable);
   if (dropped > 0)
     std::fprintf(stderr, "gemmlab-blas: warning: %zu entr%s of the BLAS table %s no longer valid here (kernel or space changed); "
                  "those classes use the default kernels\n", dropped, dropped == 1 ? "y is" : "ies are", path.c_str());
