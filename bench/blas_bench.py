@@ -4,8 +4,13 @@ benchmark's shape set, with 1 thread and with all cores, ratios taken in one pro
 count (build/default/bench/blas_bench: alternating blocks on the same buffers).
 
     bench/blas_bench.py [--bench PATH] [--gemmlab PATH] [--shapes MxNxK,...] [--precision P]
-                        [--threads 1,2] [--max-seconds S] [--plot FILE]
+                        [--threads 1,2] [--max-seconds S] [--rounds R] [--plot FILE]
 
+The whole set is timed R times (default 3), the thread counts in turn within each round, so that
+the rounds of one pairing lie minutes apart: a stretch when the machine runs slow (another guest's
+burst of work) lands in one round, and each figure is the median of its rounds. Each ratio is
+taken between gemmlab and one peer timed in alternating blocks; gemmlab's ratio to the best peer at
+a shape is the smallest of its per-peer ratios.
 Prints per shape the GFLOP/s of gemmlab and of each peer and gemmlab's ratio to the best peer, then
 the bar: the geometric mean of those ratios per precision and thread count (>= 1.0 wanted), the
 worst shape (>= 0.9 wanted) and, for squares of 1024 and more, the share of the FMA ceiling that
@@ -19,6 +24,7 @@ import datetime
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 
@@ -67,6 +73,25 @@ def ceilings(gemmlab, tries=5):
     return cpu
 
 
+def combine_rounds(rounds):
+    """One row per (precision, threads, shape, peer) from the rows of every round: the median of
+    each figure over the rounds (gemmlab's and the peer's GFLOP/s and their ratio, each ratio taken
+    within its round's alternating blocks), the rounds' own figures kept beside it."""
+    combined = {}
+    for rows in rounds:
+        for r in rows:
+            key = (r["precision"], r["threads"], r["shape"], r["peer"])
+            combined.setdefault(key, []).append(r)
+    out = []
+    for group in combined.values():
+        row = dict(group[0])
+        for name in ("gemmlab_gflops", "peer_gflops", "ratio", "gemmlab_spread", "peer_spread"):
+            row[name] = statistics.median(r[name] for r in group)
+        row["rounds"] = [{name: r[name] for name in ("gemmlab_gflops", "peer_gflops", "ratio")} for r in group]
+        out.append(row)
+    return out
+
+
 def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
@@ -90,20 +115,29 @@ def main():
     parser.add_argument("--precision", default="")
     parser.add_argument("--threads", default="")
     parser.add_argument("--max-seconds", type=float, default=1.0)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--plot", default=os.path.join(ROOT, "bench", "results", "blas-bench.png"))
     args = parser.parse_args()
+    if args.rounds < 1:
+        sys.exit("--rounds must be at least 1")
 
     commit = git_commit()  # before anything is written: the plot is a tracked file
     device = ceilings(args.gemmlab)
     measured = device.get("measured") or {}
     thread_counts = [int(t) for t in args.threads.split(",")] if args.threads else sorted({1, device["cores"]})
-    rows, commands = [], []
-    for threads in thread_counts:
-        command, doc = run_bench(args.bench, threads, args)
-        commands.append(" ".join(command))
-        rows += doc["results"]
-        for name, why in doc["skipped"].items():
-            print(f"(skipped {name}: {why})")
+    rounds, commands, skipped = [], [], {}
+    for round_number in range(args.rounds):
+        rows = []
+        for threads in thread_counts:
+            command, doc = run_bench(args.bench, threads, args)
+            commands.append(" ".join(command))
+            rows += doc["results"]
+            skipped.update(doc["skipped"])
+        rounds.append(rows)
+        print(f"(round {round_number + 1} of {args.rounds} done)", file=sys.stderr)
+    for name, why in skipped.items():
+        print(f"(skipped {name}: {why})")
+    rows = combine_rounds(rounds)
 
     print("| shape | precision | threads | gemmlab GFLOP/s | best peer | its GFLOP/s | ratio to the best | all peers |")
     print("|---|---|---|---|---|---|---|---|")
@@ -112,9 +146,9 @@ def main():
                       key=lambda k: (k[0], k[1], rows.index(next(r for r in rows if (r["precision"], r["threads"], r["shape"]) == k)))):
         precision, threads, shape = key
         group = [r for r in rows if (r["precision"], r["threads"], r["shape"]) == key]
-        ours = sorted(r["gemmlab_gflops"] for r in group)[len(group) // 2]
-        best = max(group, key=lambda r: r["peer_gflops"])
-        ratio = ours / best["peer_gflops"]
+        ours = statistics.median(r["gemmlab_gflops"] for r in group)
+        best = min(group, key=lambda r: r["ratio"])  # the peer gemmlab is slowest against
+        ratio = best["ratio"]
         summary.setdefault((precision, threads), []).append((shape, ratio, ours))
         peers = ", ".join(f"{r['peer']} {r['peer_gflops']:.1f}" for r in group)
         print(f"| {shape} | {precision} | {threads} | {ours:.1f} | {best['peer']} | {best['peer_gflops']:.1f} | "
@@ -137,7 +171,7 @@ def main():
                     "large_square_shares": {s: share for s, share in shares}})
 
     picture = plot(rows, args.plot)
-    document = {"kind": "blas-bench", "script": " ".join(sys.argv), "commands": commands,
+    document = {"kind": "blas-bench", "script": " ".join(sys.argv), "rounds": args.rounds, "commands": commands,
                 "date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": commit,
                 "device": {k: device.get(k) for k in ("name", "vendor", "cores", "fingerprint", "measured")},
                 "table": table_in_use(args.gemmlab), "bar": bar, "results": rows,

@@ -77,6 +77,25 @@ TEST(Tune, AnUnsupportedKernelIsReportedNotRun) {
                Unsupported);
 }
 
+// A time limit reached before the search began (here: at once) still lets the starting points
+// run — while the evaluation budget lasts — and stops everything after them.
+TEST(Tune, TheTimeLimitCutsTheSearchButNotItsStartingPoints) {
+  const Kernel& kernel = registry().kernel("cpu", "03_cache_blocked");
+  const Problem p = Problem::packed(37, 29, 41);
+  const SearchSpace space = kernel.space(cpu_device().info(), p.precision);
+  const std::vector<Config> starts = space.enumerate(4);
+  ASSERT_EQ(starts.size(), 4u);
+  TuneOptions options = quick;
+  options.budget = {.evaluations = 8, .seconds = 1e-9};
+  options.start_with = starts;
+  const TuneResult r = tune(cpu_device(), kernel, p, &openblas(), nullptr, options);
+  ASSERT_EQ(r.history.size(), starts.size()) << "each starting point once, then nothing";
+  for (std::size_t i = 0; i < starts.size(); ++i) EXPECT_EQ(r.history[i].config, starts[i]);
+
+  options.budget = {.evaluations = 2, .seconds = 1e-9};  // the evaluation budget still counts
+  EXPECT_EQ(tune(cpu_device(), kernel, p, &openblas(), nullptr, options).history.size(), 2u);
+}
+
 TEST(Tune, AConfigurationFarSlowerThanTheBestIsAbortedAfterOneRun) {
   const SlowKernel kernel;
   TuneOptions options = quick;

@@ -44,7 +44,9 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
                   "many threads (default: 1 and all cores)");
   cmd->add_option("--budget", o->budget, "Configurations evaluated per tuned shape and kernel")
       ->capture_default_str();
-  cmd->add_option("--max-seconds", o->seconds, "Wall-clock limit per tuned shape and kernel (0: none)")
+  cmd->add_option("--max-seconds", o->seconds,
+                  "Wall-clock limit per tuned shape and kernel (0: none); the kernel's starting "
+                  "configurations are evaluated all the same")
       ->capture_default_str();
   add_json_flag(cmd, o->json);
 

@@ -42,7 +42,10 @@ void add_tune_command(CLI::App& app, Outcome& outcome) {
   add_problem_options(cmd, o->problem);
   cmd->add_option("--strategy", o->strategy, "exhaustive, random, annealing, genetic, local, bayesian")->capture_default_str();
   cmd->add_option("--budget", o->budget, "Evaluations at most")->capture_default_str();
-  cmd->add_option("--time-limit", o->time_limit, "Seconds at most (0: none)")->capture_default_str();
+  cmd->add_option(
+         "--time-limit", o->time_limit,
+         "Seconds at most (0: none); the kernel's starting configurations are evaluated all the same")
+      ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the strategy and of the operands")->capture_default_str();
   cmd->add_option("--early-abort", o->early_abort,
                   "Stop measuring a configuration whose first run is this many times slower than the best (0: never)")

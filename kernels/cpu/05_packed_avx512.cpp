@@ -19,6 +19,8 @@
 // of A for a sliver of the work: there the threads split the rows instead, each a group of one
 // with its own A blocks, and B (small) is packed by each.
 // Packing walks the sources in long contiguous runs; its cost is a few percent of the total.
+// Where N is not a multiple of NR, the last panel of B is packed only as wide as the vectors it
+// needs and run by the micro-kernel of that many vectors, not by NV vectors of mostly zeros.
 // Packing is also where a transposed A or B (the BLAS interface's TRANSA/TRANSB, and with them
 // column-major calls) is read: the panels come out the same, so the micro-kernel never knows.
 // A need not be packed at all: the micro-kernel only broadcasts its values, one per row and k-step,
@@ -170,6 +172,15 @@ void pack_a_panel(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t 
 }
 
 // B[0:depth][0:cols] (leading dimension ldb) -> NR-wide panels, k-major, zero-padded columns.
+// The last panel, where cols is not a multiple of NR, is only as wide as the vectors it needs
+// (edge_width: `cols` rounded up to whole vectors): the micro-kernel for fewer vectors reads it,
+// instead of NV vectors of which most would be zeros (N = 900 with NR = 64: 4 columns in the
+// last panel, 16 computed instead of 64).
+template <class T>
+std::int64_t edge_width(std::int64_t cols, int nr) {
+  constexpr std::int64_t lanes = 64 / sizeof(T);
+  return std::min<std::int64_t>(nr, (cols + lanes - 1) / lanes * lanes);
+}
 // A few rows at a time: the group's rows are read side by side, a few streams the hardware
 // prefetcher follows, and dealt out to the panels so that each panel receives one contiguous
 // run (b_pack_rows * NR values) instead of NR values a whole panel apart for each row. Measured on the development
@@ -181,11 +192,12 @@ void pack_b_block(const T* b, std::int64_t ldb, std::int64_t depth, std::int64_t
   for (std::int64_t k0 = 0; k0 < depth; k0 += b_pack_rows) {
     const std::int64_t k_end = std::min(depth, k0 + b_pack_rows);
     for (std::int64_t jp = 0; jp < panels; ++jp) {
-      const std::int64_t width = std::min<std::int64_t>(nr, cols - jp * nr);
+      const std::int64_t width = std::min<std::int64_t>(nr, cols - jp * nr),
+                         panel_nr = edge_width<T>(width, nr);
       for (std::int64_t k = k0; k < k_end; ++k) {
-        T* out = packed + (jp * depth + k) * nr;
+        T* out = packed + jp * depth * nr + k * panel_nr;
         std::memcpy(out, b + k * ldb + jp * nr, sizeof(T) * static_cast<std::size_t>(width));
-        std::fill(out + width, out + nr, T(0));
+        std::fill(out + width, out + panel_nr, T(0));
       }
     }
   }
@@ -207,14 +219,15 @@ void pack_b_block_transposed(const T* b, std::int64_t ldb, std::int64_t depth, s
   const std::int64_t panels = (cols + nr - 1) / nr;
   for (std::int64_t jp = 0; jp < panels; ++jp) {
     T* out = packed + jp * depth * nr;
-    const std::int64_t width = std::min<std::int64_t>(nr, cols - jp * nr);
-    for (std::int64_t j = 0; j < nr; ++j) {
+    const std::int64_t width = std::min<std::int64_t>(nr, cols - jp * nr),
+                       panel_nr = edge_width<T>(width, nr);
+    for (std::int64_t j = 0; j < panel_nr; ++j) {
       if (j >= width) {
-        for (std::int64_t k = 0; k < depth; ++k) out[k * nr + j] = T(0);
+        for (std::int64_t k = 0; k < depth; ++k) out[k * panel_nr + j] = T(0);
         continue;
       }
       const T* src = b + (jp * nr + j) * ldb;
-      for (std::int64_t k = 0; k < depth; ++k) out[k * nr + j] = src[k];
+      for (std::int64_t k = 0; k < depth; ++k) out[k * panel_nr + j] = src[k];
     }
   }
 }
@@ -309,7 +322,12 @@ class PackedRoutine {
   void compute(const Problem& p, const T* a, const T* b, T* c, std::int64_t first_col, std::int64_t end_col,
                Sharing& sharing, int team, int me, T* b_pack) {
     const Variant<T> variant = select_variant<T, 4, 6, 8, 12, 14, 16>(mr_, nv_);
-    const int nr = nv_ * simd::Avx512<T>::lanes;
+    constexpr int lanes = simd::Avx512<T>::lanes;
+    const int nr = nv_ * lanes;
+    // The micro-kernel for a panel of v vectors (the last, narrower panel: pack_b_block).
+    std::array<MicroKernelFn<T>, 5> kernel_for{};
+    for (int v = 1; v <= nv_; ++v)
+      kernel_for[v] = select_variant<T, 4, 6, 8, 12, 14, 16>(mr_, v).micro_kernel;
     const T alpha = static_cast<T>(p.alpha);
     // PACK_A=0: the full panels of a row-major A are read where they lie (MR rows lda apart);
     // a transposed A and a last panel of fewer than MR rows are packed all the same.
@@ -367,8 +385,9 @@ class PackedRoutine {
             }
             for (std::int64_t jr = 0; jr < nc; jr += nr) {                 // loop 1
               const int cols = static_cast<int>(std::min<std::int64_t>(nr, nc - jr));
-              variant.micro_kernel(kc, a_panel, row_step, k_step, b_pack + (jr / nr) * kc * nr,
-                                   c + (ic + ir) * p.ldc + jc + jr, p.ldc, rows, cols, alpha, beta);
+              kernel_for[(cols + lanes - 1) / lanes](
+                  kc, a_panel, row_step, k_step, b_pack + (jr / nr) * kc * nr,
+                  c + (ic + ir) * p.ldc + jc + jr, p.ldc, rows, cols, alpha, beta);
             }
           }
         }

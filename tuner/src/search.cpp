@@ -166,8 +166,16 @@ bool SearchContext::done() const {
 }
 
 std::optional<Observation> SearchContext::evaluate(std::size_t candidate) {
+  return evaluate(candidate, true);
+}
+
+std::optional<Observation> SearchContext::evaluate_start(std::size_t candidate) {
+  return evaluate(candidate, false);
+}
+
+std::optional<Observation> SearchContext::evaluate(std::size_t candidate, bool time_limited) {
   if (seen_[candidate] != unseen) return history_[seen_[candidate]];
-  if (done()) return std::nullopt;
+  if (time_limited ? done() : remaining() == 0) return std::nullopt;
   seen_[candidate] = history_.size();
   history_.push_back(stand_in(candidate));
   ++in_flight_;

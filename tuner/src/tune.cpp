@@ -234,7 +234,7 @@ TuneResult tune(const SearchSpace& space, const Problem& problem, ConfigurationR
     });
   }
   for (const Config& config : options.start_with)
-    if (const auto candidate = domain.find(config)) ctx.evaluate(*candidate);
+    if (const auto candidate = domain.find(config)) ctx.evaluate_start(*candidate);
   strategy->search(ctx);
   ctx.finish();
   ahead.reset();

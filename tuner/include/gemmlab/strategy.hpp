@@ -107,6 +107,10 @@ class SearchContext {
   // Evaluates `candidate` unless the budget is spent (nullopt). A candidate already evaluated
   // costs nothing and returns its first observation (its stand-in while still in flight).
   std::optional<Observation> evaluate(std::size_t candidate);
+  // The same for a starting point (TuneOptions::start_with: the kernel's default and the tiles it
+  // names), evaluated while the evaluation budget lasts whatever the time limit: a search that
+  // time cuts short still ends no worse than its starting points.
+  std::optional<Observation> evaluate_start(std::size_t candidate);
   // Waits for every evaluation still in flight: a strategy that needs their results before it
   // goes on, and the tuner once the strategy is done.
   void finish();
@@ -147,6 +151,7 @@ class SearchContext {
   std::mt19937_64 rng_;
   // Records a finished evaluation in place of its stand-in.
   void absorb(Observation o);
+  std::optional<Observation> evaluate(std::size_t candidate, bool time_limited);
   Observation stand_in(std::size_t candidate) const;
 
   AsyncObjective async_;

@@ -42,7 +42,8 @@ struct TuneOptions {
   std::size_t compile_threads = 0;
   std::function<void(const Config&)> prepare_ahead = {};
   // Configurations evaluated before the strategy starts (those in the space; they count against
-  // the budget): the kernel's default, so that tuning never ends worse than it.
+  // the budget of evaluations, but budget.seconds does not cut them short): the kernel's default,
+  // so that tuning never ends worse than it.
   std::vector<Config> start_with = {};
 };
 
