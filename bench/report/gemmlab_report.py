@@ -558,7 +558,8 @@ def plot_heatmap(tunes, out):
 
 def plot_blas(rows, path, formats=("png", "svg")):
     """The BLAS library against each peer, per shape: gemmlab's time over the peer's (> 1: gemmlab
-    faster), one panel per precision and thread count, timed in alternating blocks in one process."""
+    faster), one panel per precision and thread count, timed in alternating blocks in one process
+    (a row's "ratio": with several rounds, the median of the rounds' ratios)."""
     groups = sorted({(r["precision"], r["threads"]) for r in rows})
     fig, axes = plt.subplots(len(groups), 1, figsize=(14, 3.8 * len(groups)), squeeze=False)
     for ax, (precision, threads) in zip(axes[:, 0], groups):
@@ -567,8 +568,8 @@ def plot_blas(rows, path, formats=("png", "svg")):
         peers = list(dict.fromkeys(r["peer"] for r in mine))
         width = 0.8 / len(peers)
         for j, peer in enumerate(peers):
-            ratios = [next((r["gemmlab_gflops"] / r["peer_gflops"] for r in mine if r["shape"] == shape and r["peer"] == peer),
-                           0) for shape in shapes]
+            ratios = [next((r.get("ratio") or r["gemmlab_gflops"] / r["peer_gflops"]
+                            for r in mine if r["shape"] == shape and r["peer"] == peer), 0) for shape in shapes]
             ax.bar([i + j * width for i in range(len(shapes))], ratios, width, label=f"against {peer}")
         ax.axhline(1.0, color="black", linewidth=1)
         ax.axhline(0.9, color="grey", linewidth=0.8, linestyle=":")
