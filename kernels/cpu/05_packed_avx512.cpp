@@ -178,7 +178,7 @@ void pack_a_panel(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t 
 // last panel, 16 computed instead of 64).
 template <class T>
 std::int64_t edge_width(std::int64_t cols, int nr) {
-  constexpr std::int64_t lanes = 64 / sizeof(T);
+  constexpr int lanes = simd::Avx512<T>::lanes;
   return std::min<std::int64_t>(nr, (cols + lanes - 1) / lanes * lanes);
 }
 // A few rows at a time: the group's rows are read side by side, a few streams the hardware

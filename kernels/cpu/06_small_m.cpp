@@ -344,7 +344,8 @@ class SmallMRoutine {
     const std::int64_t edge_cols = p.n - (column_tiles - 1) * width;
     const int edge_nv =
         static_cast<int>(dot ? edge_cols : (edge_cols + simd::Avx512<T>::lanes - 1) / simd::Avx512<T>::lanes);
-    const std::array<TileFn<T>, max_mr + 1> edge_tile = form == Form::rows ? tile : tiles<T>(edge_nv, form);
+    const std::array<TileFn<T>, max_mr + 1> edge_tile =
+        form == Form::rows || edge_nv == nv_ ? tile : tiles<T>(edge_nv, form);
     // Threads split the columns, each streaming its own part of B. A C with more passes of rows
     // than tiles of columns (few columns: then B is the small operand) is split by rows instead.
     const bool split_rows = form != Form::rows && row_passes > column_tiles;
