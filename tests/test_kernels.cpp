@@ -2,6 +2,7 @@
 // scalars x {packed, padded} with the default configuration; empty and zero-depth problems;
 // the extremes of each parameter range; rejection of bad configurations.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -345,7 +346,8 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
 }
 
 // A search starts from the default, then from each other tile that fills the 32 zmm registers
-// (05's four), each valid on the device and none twice; 06 also from a shallow KB and 6 x 4; a kernel
+// (05's four), each valid on the device and none twice; 06 also from a shallow KB, 6 x 4 and the
+// depth split between threads; a kernel
 // without variants starts from its default alone. On small caches the variants are moved to
 // valid blocks as the default is.
 TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
@@ -374,10 +376,11 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
         EXPECT_EQ(starts.back().at("KC"), precision == Precision::fp32 ? 256 : 128) << what;  // 6 x 4
       }
     }
-  // 06: its default, then the shallow block for B streamed from memory, then the 6 x 4 tile.
+  // 06: its default, then the shallow block for B streamed from memory, then the 6 x 4 tile, then
+  // (several cores) the threads splitting the depth.
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
   const std::vector<Config> small_m_starts = small_m.starting_configs(large, Precision::fp32);
-  ASSERT_EQ(small_m_starts.size(), 3u);
+  ASSERT_EQ(small_m_starts.size(), 4u);
   EXPECT_EQ(small_m_starts[0], small_m.default_config(large, Precision::fp32));
   Config shallow = small_m_starts[0];
   shallow["KB"] = 24;
@@ -387,6 +390,12 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
   wide["NV"] = 4;
   EXPECT_EQ(small_m_starts[2], wide);
   EXPECT_TRUE(small_m.space(large, Precision::fp32).is_valid(wide));
+  Config split = small_m_starts[0];
+  split["SPLIT_K"] = 1;
+  EXPECT_EQ(small_m_starts[3], split);
+  DeviceInfo one_core = large;
+  one_core.cores = 1;
+  EXPECT_EQ(small_m.starting_configs(one_core, Precision::fp32).size(), 3u);
   const Kernel& blocked = registry().kernel("cpu", "03_cache_blocked");
   EXPECT_EQ(blocked.starting_configs(large, Precision::fp32),
             std::vector<Config>{blocked.default_config(large, Precision::fp32)});
@@ -427,6 +436,43 @@ TEST(PackedKernel, ReadsARowMajorAInPlaceOrPackedWithTheSameResult) {
           ++cases;
         }
   EXPECT_EQ(cases, 32);
+}
+
+// 06 with SPLIT_K=1: the threads split the depth, thread 0 writing C (scaled by beta) and the
+// others partial products that are added at the end. In the axpy form (tile and row order) and
+// the dot form (a transposed B), in every layout, on poisoned C with padded rows: a depth that
+// divides unevenly, a depth of 1 (a thread with no steps of k, whose partial product must not be
+// added), a last block of k shorter than KB, and more rows than one pass.
+TEST(SmallMKernel, SplitsTheDepthBetweenThreadsAndMatchesTheReference) {
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  SKIP_IF_UNSUPPORTED(small_m);
+  const ParamValue threads = std::min(2, std::max(1, cpu_device().info().cores));
+  if (threads < 2) GTEST_SKIP() << "one core: nothing to split";
+  EvaluationOptions options;
+  options.time = false;
+  int cases = 0;
+  for (ParamValue stream : {0, 1})
+    for (auto [m, n, k] : {std::array<std::int64_t, 3>{13, 45, 77}, {3, 40, 1}, {1, 70, 129}})
+      for (int layout = 0; layout < 4; ++layout) {
+        Problem shape = Problem::packed(m, n, k, Precision::fp32, -0.75, 1.25);
+        shape.trans_a = (layout & 1) != 0;
+        shape.trans_b = (layout & 2) != 0;
+        const Problem p = with_padding(shape, 5);
+        Config config = small_m.default_config(cpu_device().info(), Precision::fp32);
+        config["MR"] = 6;  // 13 rows: three passes
+        config["NV"] = 2;
+        config["KB"] = stream ? 256 : 32;  // 77 steps: two blocks and a short one per thread
+        config["STREAM"] = stream;
+        config["threads"] = threads;
+        config["SPLIT_K"] = 1;
+        ASSERT_TRUE(small_m.space(cpu_device().info(), Precision::fp32).is_valid(config))
+            << to_string(config);
+        const Evaluation e = evaluate(cpu_device(), small_m, config, p, &fp64_truth(), nullptr, options);
+        EXPECT_TRUE(e.validation.valid) << "{" << to_string(config) << "} on " << describe(p) << " "
+                                        << p.transposes() << ": " << e.validation.reason;
+        ++cases;
+      }
+  EXPECT_EQ(cases, 24);
 }
 
 // A kernel that reads A and B untransposed only refuses a transposed problem as unsupported

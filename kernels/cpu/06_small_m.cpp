@@ -32,7 +32,13 @@
 // The axpy form broadcasts single elements of A, so a transposed A is read in place; the dot form
 // needs A's rows contiguous along k, so it first copies a transposed A into M x K order (M*K
 // elements: small next to the M*N*K multiply).
-// Threads split the columns of C, so each streams its own part of B.
+// Threads split the columns of C, so each streams its own part of B. Or (SPLIT_K = 1) they split
+// the depth: each thread reads its own rows of B, one contiguous part of it, whole, and computes
+// a partial product of all of C, which the threads then add up. Split by columns, each row of B
+// is read by every thread, a part each, and the parts interleave in memory; split by depth, each
+// thread streams a region of its own (on the development machine, 49 x 512 x 4608 on two threads:
+// 0.91 of oneDNN split by columns, 1.05-1.07 split by depth). The partial products cost M x N
+// elements of memory per extra thread and one pass over them at the end.
 // The same loops serve a C with few columns and many rows (a convolution's im2col GEMM with 64
 // output channels, a tall-skinny product): B is then the small operand, one or two column tiles
 // cover C, the KB x NR strip of B stays in cache while every row of A streams past it once, read
@@ -44,7 +50,8 @@
 // padded copies), memory bandwidth, several cores (OpenMP).
 // Parameters (MR and NV pick compiled variants): MR (most rows of C per pass), NV (axpy form: NR
 // = NV * lanes columns; dot form: NV columns; row form: vectors per run), KB (depth of a block of
-// k; the row form takes the whole depth at once), STREAM (the axpy form's order), threads.
+// k; the row form takes the whole depth at once), STREAM (the axpy form's order), threads,
+// SPLIT_K (what the threads split: 0 columns, or rows where C has few columns; 1 the depth).
 // Constraints (space(), as expressions): a tile's accumulators, NV vectors of B and one of A fit
 // the 32 zmm registers; a pass's block of A (MR x KB) stays in L1; the strip of B a tile reads
 // (KB rows of NV vectors) stays in L2 for the next pass over M's rows. Split by rows, each pass
@@ -314,10 +321,18 @@ std::array<TileFn<T>, max_mr + 1> tiles(int nv, Form form) {
 class SmallMRoutine {
  public:
   SmallMRoutine(const Problem& p, const Config& c, std::int64_t l2_bytes)
-      : mr_(int(c.at("MR"))), nv_(int(c.at("NV"))), kb_(c.at("KB")), threads_(int(c.at("threads"))),
-        stream_(c.at("STREAM") != 0), l2_bytes_(l2_bytes) {
+      : mr_(int(c.at("MR"))),
+        nv_(int(c.at("NV"))),
+        kb_(c.at("KB")),
+        threads_(int(c.at("threads"))),
+        stream_(c.at("STREAM") != 0),
+        split_k_(c.at("SPLIT_K") != 0 && threads_ > 1),
+        l2_bytes_(l2_bytes) {
     if (p.trans_a && p.trans_b)
       a_copy_ = aligned_bytes(static_cast<std::size_t>(p.m * p.k) * element_size(p.precision));
+    if (split_k_)
+      partials_ =
+          aligned_bytes(static_cast<std::size_t>((threads_ - 1) * p.m * p.n) * element_size(p.precision));
   }
 
   template <class T>
@@ -348,7 +363,7 @@ class SmallMRoutine {
         form == Form::rows || edge_nv == nv_ ? tile : tiles<T>(edge_nv, form);
     // Threads split the columns, each streaming its own part of B. A C with more passes of rows
     // than tiles of columns (few columns: then B is the small operand) is split by rows instead.
-    const bool split_rows = form != Form::rows && row_passes > column_tiles;
+    const bool split_rows = !split_k_ && form != Form::rows && row_passes > column_tiles;
     // Split by rows, every pass of rows reads the whole KB x N block of B, which has to stay in L2
     // for the next pass. The space can only bound one strip of it (N is the problem's): where N
     // makes the block larger than half of L2, the block is made shallower to fit. (On the Intel
@@ -358,10 +373,24 @@ class SmallMRoutine {
     std::int64_t kb = kb_;
     if (split_rows) kb = std::clamp(l2_bytes_ / 2 / (p.n * std::int64_t{sizeof(T)}), std::int64_t{16}, kb_);
 
+    // Split by depth: thread `me` of `team` takes steps [k_first, k_end) of k, the first thread the
+    // last steps (so that it has some whenever K > 0: it is the one that scales C by beta).
+    const auto depth_share = [&](int team, int me, std::int64_t& k_first, std::int64_t& k_end) {
+      k_first = p.k * (team - 1 - me) / team;
+      k_end = p.k * (team - me) / team;
+    };
+    // Thread me > 0's partial product, M x N.
+    const auto partial = [&](int me) { return reinterpret_cast<T*>(partials_.get()) + (me - 1) * p.m * p.n; };
     // Thread `me` of `team`'s share of C.
     const auto work = [&](int team, int me) {
-      std::int64_t first_row = 0, end_row = p.m, first_col = 0, end_col = p.n;
-      if (split_rows) {
+      std::int64_t first_row = 0, end_row = p.m, first_col = 0, end_col = p.n, k_first = 0, k_end = p.k;
+      T* c_out = c;  // where this thread's product goes: C, or split by depth its partial product
+      std::int64_t ldc_out = p.ldc;
+      T beta = static_cast<T>(p.beta);
+      if (split_k_) {
+        depth_share(team, me, k_first, k_end);
+        if (me > 0) c_out = partial(me), ldc_out = p.n, beta = T(0);
+      } else if (split_rows) {
         first_row = row_passes * me / team * mr_;
         end_row = std::min(p.m, row_passes * (me + 1) / team * mr_);
       } else {
@@ -372,7 +401,7 @@ class SmallMRoutine {
       t.a_row = a_row;
       t.a_col = a_col;
       t.ldb = p.ldb;
-      t.ldc = p.ldc;
+      t.ldc = ldc_out;
       t.alpha = static_cast<T>(p.alpha);
       t.prefetch = split_rows ? no_prefetch : end_row - first_row > mr_ ? own_rows : next_strip;
       // One tile of C (rows [i, i + MR) by columns [j, j + width)) over the block of k at k0.
@@ -380,7 +409,7 @@ class SmallMRoutine {
         t.cols = static_cast<int>(std::min(width, end_col - j));
         t.b = dot ? b + j * p.ldb + k0 : b + k0 * p.ldb + j;
         t.a = a + i * a_row + k0 * a_col;
-        t.c = c + i * p.ldc + j;
+        t.c = c_out + i * ldc_out + j;
         (t.cols < width ? edge_tile : tile)[std::min<std::int64_t>(mr_, end_row - i)](t);
       };
       if (form == Form::rows) {
@@ -390,31 +419,45 @@ class SmallMRoutine {
           const std::int64_t rows = std::min<std::int64_t>(mr_, end_row - i);
           const std::int64_t block =
               std::max(width, stream_block_bytes / std::int64_t{sizeof(T)} / rows / width * width);
-          t.kb = p.k;
-          t.beta = static_cast<T>(p.beta);
+          t.kb = k_end - k_first;
+          t.beta = beta;
+          if (t.kb == 0) break;
           for (std::int64_t j = first_col; j < end_col; j += block) {
             t.cols = static_cast<int>(std::min(block, end_col - j));
-            t.b = b + j;
-            t.a = a + i * a_row;
-            t.c = c + i * p.ldc + j;
+            t.b = b + k_first * p.ldb + j;
+            t.a = a + i * a_row + k_first * a_col;
+            t.c = c_out + i * ldc_out + j;
             tile[rows](t);
           }
         }
-        return;
-      }
-      for (std::int64_t k0 = 0; k0 < p.k; k0 += kb) {
-        t.kb = std::min(kb, p.k - k0);
-        t.beta = k0 == 0 ? static_cast<T>(p.beta) : T(1);  // later blocks add to C
-        if (split_rows) {
-          // Few columns: each block of A's rows, read from memory once, serves every column
-          // tile from L1 while the whole KB-deep block of B stays in cache.
-          for (std::int64_t i = first_row; i < end_row; i += mr_)
-            for (std::int64_t j = first_col; j < end_col; j += width) run_tile(k0, i, j);
-        } else {
-          // Few rows: each strip of B, read from memory once, serves every row of A.
-          for (std::int64_t j = first_col; j < end_col; j += width)
-            for (std::int64_t i = first_row; i < end_row; i += mr_) run_tile(k0, i, j);
+      } else {
+        for (std::int64_t k0 = k_first; k0 < k_end; k0 += kb) {
+          t.kb = std::min(kb, k_end - k0);
+          t.beta = k0 == k_first ? beta : T(1);  // later blocks add to C
+          if (split_rows) {
+            // Few columns: each block of A's rows, read from memory once, serves every column
+            // tile from L1 while the whole KB-deep block of B stays in cache.
+            for (std::int64_t i = first_row; i < end_row; i += mr_)
+              for (std::int64_t j = first_col; j < end_col; j += width) run_tile(k0, i, j);
+          } else {
+            // Few rows: each strip of B, read from memory once, serves every row of A.
+            for (std::int64_t j = first_col; j < end_col; j += width)
+              for (std::int64_t i = first_row; i < end_row; i += mr_) run_tile(k0, i, j);
+          }
         }
+      }
+      if (!split_k_) return;
+#pragma omp barrier
+      // Split by depth: every thread's product is done; each adds the partial products of its
+      // share of C's rows into C.
+      const std::int64_t row_first = p.m * me / team, row_end = p.m * (me + 1) / team;
+      for (int other = 1; other < team; ++other) {
+        std::int64_t other_first = 0, other_end = 0;
+        depth_share(team, other, other_first, other_end);
+        if (other_first == other_end) continue;  // no steps of k: its partial product was never written
+        const T* part = partial(other);
+        for (std::int64_t i = row_first; i < row_end; ++i)
+          for (std::int64_t j = 0; j < p.n; ++j) c[i * p.ldc + j] += part[i * p.n + j];
       }
     };
     // One thread works without an OpenMP region: entering one took 1.7 us on the development
@@ -433,8 +476,10 @@ class SmallMRoutine {
   std::int64_t kb_;
   int threads_;
   bool stream_;  // the axpy form in its row order
+  bool split_k_;           // the threads split the depth
   std::int64_t l2_bytes_;  // one core's L2
   std::unique_ptr<std::byte, AlignedFree> a_copy_;  // dot form with a transposed A: A in M x K order
+  std::unique_ptr<std::byte, AlignedFree> partials_;  // split by depth: threads 1.. 's partial products
 };
 
 class SmallM final : public CpuKernel {
@@ -447,17 +492,23 @@ class SmallM final : public CpuKernel {
     const auto elem = static_cast<ParamValue>(element_size(precision));
     SearchSpace s;
     s.add("MR", {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14}, "most rows of C per pass over a strip of B")
-        .add("NV", {1, 2, 3, 4}, "vectors per row of a tile (axpy form: NR = NV * lanes columns; dot form: NV columns)")
+        .add("NV", {1, 2, 3, 4},
+             "vectors per row of a tile (axpy form: NR = NV * lanes columns; dot form: NV columns)")
         .add("KB", {16, 24, 32, 64, 128, 256, 512, 1024, 2048}, "depth of a block of k")
         .add("threads", int_range(1, std::max(1, d.cores)), "OpenMP threads")
         .add("STREAM", {0, 1},
-             "axpy form's order: 0 tiles of C in registers over KB rows of B, 1 whole rows of B past C's rows in L1");
+             "axpy form's order: 0 tiles of C in registers over KB rows of B, 1 whole rows of B past C's "
+             "rows in L1")
+        .add("SPLIT_K", {0, 1}, "what the threads split: 0 the columns (or the rows), 1 the depth")
+        .added_later("SPLIT_K", 0);  // BLAS tables written before it: the threads split C
     s.let("elem", elem, "bytes per element").let("zmm_registers", zmm_registers, "AVX-512 vector registers");
     let_cache(s, d, "L1d", 1, 32 << 10);
     let_cache(s, d, "L2", 2, 1 << 20);
     s.require("MR*NV + NV + 1 <= zmm_registers",
               "MR*NV accumulators, NV vectors of B and one of A (the row form, which keeps C in L1, serves a "
               "transposed B with the dot form's tiles)")
+        .require("SPLIT_K == 0 || threads > 1",
+                 "one thread has nothing to split: no duplicate configurations")
         .require("STREAM == 0 || KB == 256",
                  "the row form reads the whole depth at once: one KB, no duplicate configurations")
         .require("MR*KB*elem <= L1d", "a pass's block of A stays in L1")
@@ -468,7 +519,8 @@ class SmallM final : public CpuKernel {
   bool reads_transposed() const override { return true; }
 
   Config preferred_config(const DeviceInfo& d, Precision) const override {
-    return {{"MR", 8}, {"NV", 2}, {"KB", 256}, {"threads", std::max(1, d.cores)}, {"STREAM", 0}};
+    return {{"MR", 8},     {"NV", 2},     {"KB", 256}, {"threads", std::max(1, d.cores)},
+            {"STREAM", 0}, {"SPLIT_K", 0}};
   }
   // Where B streams from memory (a few rows of C against a large B), a shallow block: 24 rows of
   // B at a time, each read as one stream across the columns, few enough for the hardware
@@ -479,13 +531,21 @@ class SmallM final : public CpuKernel {
   // 10), the fewest loads per FMA the registers allow, as 05's 6 x 4. A 24-configuration search
   // from the default alone had not found it for 196 x 256 x 2304 on one thread: 0.88 of oneDNN
   // with the table's MR=12 NV=2 KB=512, 0.94 with MR=6 NV=4 KB=256 (Intel Xeon, three rounds).
+  // And, with several cores, the threads splitting the depth: a search that starts from the
+  // column split alone reaches it only as one of many one-parameter moves.
   std::vector<Config> preferred_variants(const DeviceInfo& d, Precision precision) const override {
     Config shallow = preferred_config(d, precision);
     shallow["KB"] = 24;
     Config wide = preferred_config(d, precision);
     wide["MR"] = 6;
     wide["NV"] = 4;
-    return {shallow, wide};
+    std::vector<Config> variants = {shallow, wide};
+    if (d.cores > 1) {
+      Config split = preferred_config(d, precision);
+      split["SPLIT_K"] = 1;
+      variants.push_back(split);
+    }
+    return variants;
   }
 
  protected:
