@@ -475,6 +475,18 @@ TEST(SmallMKernel, SplitsTheDepthBetweenThreadsAndMatchesTheReference) {
   EXPECT_EQ(cases, 24);
 }
 
+// A BLAS table tuned before SPLIT_K names 06 configurations without it: they stay valid, and run
+// as they were tuned, the threads splitting C.
+TEST(SmallMKernel, AConfigurationFromBeforeTheDepthSplitSplitsC) {
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  const SearchSpace space = small_m.space(cpu_device().info(), Precision::fp32);
+  const Config before = {{"KB", 256}, {"MR", 14}, {"NV", 2}, {"STREAM", 0}, {"threads", 1}};
+  Config expected = before;
+  expected["SPLIT_K"] = 0;
+  EXPECT_EQ(space.upgraded(before), expected);
+  EXPECT_TRUE(space.is_valid(space.upgraded(before)));
+}
+
 // A kernel that reads A and B untransposed only refuses a transposed problem as unsupported
 // (verify reports it so), before building anything.
 TEST(KernelTransposes, AKernelThatReadsThemUntransposedOnlyIsUnsupported) {
