@@ -440,9 +440,10 @@ TEST(PackedKernel, ReadsARowMajorAInPlaceOrPackedWithTheSameResult) {
 
 // 06 with SPLIT_K=1: the threads split the depth, thread 0 writing C (scaled by beta) and the
 // others partial products that are added at the end. In the axpy form (tile and row order) and
-// the dot form (a transposed B), in every layout, on poisoned C with padded rows: a depth that
-// divides unevenly, a depth of 1 (a thread with no steps of k, whose partial product must not be
-// added), a last block of k shorter than KB, and more rows than one pass.
+// the dot form (a transposed B), in every layout, with padded rows (the padding poisoned), beta
+// 0 (C poisoned: never to be read) and not: a depth that divides unevenly, a depth of 1 (a thread
+// with no steps of k, whose partial product must not be added), a last block of k shorter than
+// KB, and more rows than one pass.
 TEST(SmallMKernel, SplitsTheDepthBetweenThreadsAndMatchesTheReference) {
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
   SKIP_IF_UNSUPPORTED(small_m);
@@ -453,8 +454,9 @@ TEST(SmallMKernel, SplitsTheDepthBetweenThreadsAndMatchesTheReference) {
   int cases = 0;
   for (ParamValue stream : {0, 1})
     for (auto [m, n, k] : {std::array<std::int64_t, 3>{13, 45, 77}, {3, 40, 1}, {1, 70, 129}})
-      for (int layout = 0; layout < 4; ++layout) {
-        Problem shape = Problem::packed(m, n, k, Precision::fp32, -0.75, 1.25);
+      for (int layout = 0; layout < 8; ++layout) {
+        const double beta = layout < 4 ? 1.25 : 0.0;
+        Problem shape = Problem::packed(m, n, k, Precision::fp32, -0.75, beta);
         shape.trans_a = (layout & 1) != 0;
         shape.trans_b = (layout & 2) != 0;
         const Problem p = with_padding(shape, 5);
@@ -472,7 +474,7 @@ TEST(SmallMKernel, SplitsTheDepthBetweenThreadsAndMatchesTheReference) {
                                         << p.transposes() << ": " << e.validation.reason;
         ++cases;
       }
-  EXPECT_EQ(cases, 24);
+  EXPECT_EQ(cases, 48);
 }
 
 // A BLAS table tuned before SPLIT_K names 06 configurations without it: they stay valid, and run
