@@ -401,6 +401,21 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
             std::vector<Config>{blocked.default_config(large, Precision::fp32)});
 }
 
+// `config` of `kernel` on `shape` in one of the four transpose layouts (bit 0: A transposed, bit 1:
+// B), every leading dimension 5 longer than its rows, untimed, against the fp64 reference.
+void expect_matches_reference_in_layout(const Kernel& kernel, const Config& config, Problem shape,
+                                        int layout) {
+  shape.trans_a = (layout & 1) != 0;
+  shape.trans_b = (layout & 2) != 0;
+  const Problem p = with_padding(shape, 5);
+  ASSERT_TRUE(kernel.space(cpu_device().info(), p.precision).is_valid(config)) << to_string(config);
+  EvaluationOptions options;
+  options.time = false;
+  const Evaluation e = evaluate(cpu_device(), kernel, config, p, &fp64_truth(), nullptr, options);
+  EXPECT_TRUE(e.validation.valid) << "{" << to_string(config) << "} on " << describe(p) << " "
+                                  << p.transposes() << ": " << e.validation.reason;
+}
+
 // 05 with PACK_A=0 reads a row-major A's full panels where they lie and packs the rest (the last
 // panel, of fewer than MR rows; every panel of a transposed A); PACK_A=1 packs them all. Both, on
 // poisoned C, with A's rows padded, where the threads share the A panels (many columns) and where
@@ -408,18 +423,12 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
 TEST(PackedKernel, ReadsARowMajorAInPlaceOrPackedWithTheSameResult) {
   const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
   SKIP_IF_UNSUPPORTED(packed);
-  EvaluationOptions options;
-  options.time = false;
   int cases = 0;
   for (ParamValue pack_a : {0, 1})
     for (ParamValue threads : {1, 2})
       for (auto [m, n] :
            {std::pair<std::int64_t, std::int64_t>{45, 300}, {45, 40}})  // MR=6: 7 panels and 3 rows
         for (int layout = 0; layout < 4; ++layout) {
-          Problem shape = Problem::packed(m, n, 77, Precision::fp32, -0.75, 1.25);
-          shape.trans_a = (layout & 1) != 0;
-          shape.trans_b = (layout & 2) != 0;
-          const Problem p = with_padding(shape, 5);
           Config config = packed.default_config(cpu_device().info(), Precision::fp32);
           config["MR"] = 6;
           config["NV"] = 2;
@@ -428,11 +437,8 @@ TEST(PackedKernel, ReadsARowMajorAInPlaceOrPackedWithTheSameResult) {
           config["NC"] = 128;
           config["threads"] = std::min<ParamValue>(threads, std::max(1, cpu_device().info().cores));
           config["PACK_A"] = pack_a;
-          ASSERT_TRUE(packed.space(cpu_device().info(), Precision::fp32).is_valid(config))
-              << to_string(config);
-          const Evaluation e = evaluate(cpu_device(), packed, config, p, &fp64_truth(), nullptr, options);
-          EXPECT_TRUE(e.validation.valid) << "{" << to_string(config) << "} on " << describe(p) << " "
-                                          << p.transposes() << ": " << e.validation.reason;
+          expect_matches_reference_in_layout(packed, config,
+                                             Problem::packed(m, n, 77, Precision::fp32, -0.75, 1.25), layout);
           ++cases;
         }
   EXPECT_EQ(cases, 32);
@@ -449,17 +455,10 @@ TEST(SmallMKernel, SplitsTheDepthBetweenThreadsAndMatchesTheReference) {
   SKIP_IF_UNSUPPORTED(small_m);
   const ParamValue threads = std::min(2, std::max(1, cpu_device().info().cores));
   if (threads < 2) GTEST_SKIP() << "one core: nothing to split";
-  EvaluationOptions options;
-  options.time = false;
   int cases = 0;
   for (ParamValue stream : {0, 1})
     for (auto [m, n, k] : {std::array<std::int64_t, 3>{13, 45, 77}, {3, 40, 1}, {1, 70, 129}})
       for (int layout = 0; layout < 8; ++layout) {
-        const double beta = layout < 4 ? 1.25 : 0.0;
-        Problem shape = Problem::packed(m, n, k, Precision::fp32, -0.75, beta);
-        shape.trans_a = (layout & 1) != 0;
-        shape.trans_b = (layout & 2) != 0;
-        const Problem p = with_padding(shape, 5);
         Config config = small_m.default_config(cpu_device().info(), Precision::fp32);
         config["MR"] = 6;  // 13 rows: three passes
         config["NV"] = 2;
@@ -467,11 +466,9 @@ TEST(SmallMKernel, SplitsTheDepthBetweenThreadsAndMatchesTheReference) {
         config["STREAM"] = stream;
         config["threads"] = threads;
         config["SPLIT_K"] = 1;
-        ASSERT_TRUE(small_m.space(cpu_device().info(), Precision::fp32).is_valid(config))
-            << to_string(config);
-        const Evaluation e = evaluate(cpu_device(), small_m, config, p, &fp64_truth(), nullptr, options);
-        EXPECT_TRUE(e.validation.valid) << "{" << to_string(config) << "} on " << describe(p) << " "
-                                        << p.transposes() << ": " << e.validation.reason;
+        const double beta = layout < 4 ? 1.25 : 0.0;
+        expect_matches_reference_in_layout(
+            small_m, config, Problem::packed(m, n, k, Precision::fp32, -0.75, beta), layout % 4);
         ++cases;
       }
   EXPECT_EQ(cases, 48);

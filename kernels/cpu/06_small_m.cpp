@@ -37,7 +37,7 @@
 // a partial product of all of C, which the threads then add up. Split by columns, each row of B
 // is read by every thread, a part each, and the parts interleave in memory; split by depth, each
 // thread streams a region of its own (on the development machine, 49 x 512 x 4608 on two threads:
-// 0.91 of oneDNN split by columns, 1.05-1.07 split by depth). The partial products cost M x N
+// 0.90-0.93 of oneDNN split by columns, 1.03-1.07 split by depth). The partial products cost M x N
 // elements of memory per extra thread and one pass over them at the end.
 // The same loops serve a C with few columns and many rows (a convolution's im2col GEMM with 64
 // output channels, a tall-skinny product): B is then the small operand, one or two column tiles
@@ -54,9 +54,9 @@
 // SPLIT_K (what the threads split: 0 columns, or rows where C has few columns; 1 the depth).
 // Constraints (space(), as expressions): a tile's accumulators, NV vectors of B and one of A fit
 // the 32 zmm registers; a pass's block of A (MR x KB) stays in L1; the strip of B a tile reads
-// (KB rows of NV vectors) stays in L2 for the next pass over M's rows. Split by rows, each pass
-// reads the whole KB x N block of B: N is the problem's, so the block is made shallower at run
-// time where it would not fit half of L2.
+// (KB rows of NV vectors) stays in L2 for the next pass over M's rows; SPLIT_K needs two threads or
+// more. Split by rows, each pass reads the whole KB x N block of B: N is the problem's, so the
+// block is made shallower at run time where it would not fit half of L2.
 #include <omp.h>
 
 #include <algorithm>
@@ -415,13 +415,12 @@ class SmallMRoutine {
       if (form == Form::rows) {
         // MR rows of C at a time, in blocks of columns small enough to stay in L1 while every row
         // of B streams past once.
-        for (std::int64_t i = first_row; i < end_row; i += mr_) {
+        t.kb = k_end - k_first;
+        t.beta = beta;
+        for (std::int64_t i = first_row; i < end_row && t.kb > 0; i += mr_) {
           const std::int64_t rows = std::min<std::int64_t>(mr_, end_row - i);
           const std::int64_t block =
               std::max(width, stream_block_bytes / std::int64_t{sizeof(T)} / rows / width * width);
-          t.kb = k_end - k_first;
-          t.beta = beta;
-          if (t.kb == 0) break;
           for (std::int64_t j = first_col; j < end_col; j += block) {
             t.cols = static_cast<int>(std::min(block, end_col - j));
             t.b = b + k_first * p.ldb + j;
