@@ -3,7 +3,10 @@
 // cblas_dgemm (as a program calls it: the table for this machine, else the defaults) timed in
 // alternating blocks with each peer library on the same buffers (measure_interleaved: each block
 // starts with discarded runs, so the other library's spinning threads have settled). Prints one
-// JSON document: per shape and peer, both medians and their ratio.
+// JSON document: per shape and peer, both medians and their ratio. For the squares of 1024 and
+// more, gemmlab is also timed in alternating blocks with the FMA loop behind `gemmlab devices`'
+// ceiling (cpu::run_fma_loop, on as many cores): "ceilings" gives per shape both rates and
+// gemmlab's share of the ceiling taken at the same moments, as its ratios to the peers are.
 //
 //   blas_bench --threads N [--shapes MxNxK,...] [--precision fp32|fp64] [--max-seconds S]
 //
@@ -35,6 +38,8 @@ using CblasSgemm = void (*)(int, int, int, int, int, int, float, const float*, i
 using CblasDgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
                             double*, int);
 constexpr int row_major = 101, no_trans = 111;
+constexpr std::int64_t large_square =
+    1024;  // the bar's share of the FMA ceiling is for squares this large and larger
 
 struct Options {
   int threads = 1;
@@ -94,7 +99,8 @@ int main(int argc, char** argv) {
     measure.min_repetitions = 3;
     measure.target_spread = 0.03;
 
-    nlohmann::json results = nlohmann::json::array();
+    const DeviceInfo host = cpu::detect();
+    nlohmann::json results = nlohmann::json::array(), ceilings = nlohmann::json::array();
     for (Precision precision : o.precisions)
       for (Problem shape : o.shapes) {
         Problem p = Problem::packed(shape.m, shape.n, shape.k, precision);
@@ -138,8 +144,37 @@ int main(int argc, char** argv) {
                        std::string(to_string(precision)).c_str(), o.threads, peer->name().c_str(), gflop / mine.median_s,
                        gflop / theirs.median_s, theirs.median_s / mine.median_s);
         }
+        if (p.m == p.n && p.n == p.k && p.m >= large_square) {
+          double fma_flops = 0;
+          auto run_fma = [&] {
+            const cpu::FmaRun run = cpu::run_fma_loop(host, o.threads, precision);
+            fma_flops = run.flops;
+            return run.seconds;
+          };
+          const auto [mine, fma] = measure_interleaved(run_ours, run_fma, measure);
+          if (fma_flops > 0) {
+            const double ours_gflops = p.flops() * 1e-9 / mine.median_s,
+                         fma_gflops = fma_flops * 1e-9 / fma.median_s;
+            ceilings.push_back({{"shape", p.shape()},
+                                {"precision", to_string(precision)},
+                                {"threads", o.threads},
+                                {"gemmlab_gflops", ours_gflops},
+                                {"fma_gflops", fma_gflops},
+                                {"share", ours_gflops / fma_gflops},
+                                {"gemmlab_spread", mine.spread},
+                                {"fma_spread", fma.spread}});
+            std::fprintf(stderr, "%s %s %d thread(s) vs the FMA loop: %.1f / %.1f GFLOP/s = %.3f\n",
+                         p.shape().c_str(), std::string(to_string(precision)).c_str(), o.threads, ours_gflops,
+                         fma_gflops, ours_gflops / fma_gflops);
+          }
+        }
       }
-    std::printf("%s\n", nlohmann::json({{"threads", o.threads}, {"results", results}, {"skipped", skipped}}).dump(1).c_str());
+    std::printf(
+        "%s\n",
+        nlohmann::json(
+            {{"threads", o.threads}, {"results", results}, {"ceilings", ceilings}, {"skipped", skipped}})
+            .dump(1)
+            .c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "blas_bench: %s\n", e.what());

@@ -13,8 +13,11 @@ taken between gemmlab and one peer timed in alternating blocks; gemmlab's ratio 
 a shape is the smallest of its per-peer ratios.
 Prints per shape the GFLOP/s of gemmlab and of each peer and gemmlab's ratio to the best peer, then
 the bar: the geometric mean of those ratios per precision and thread count (>= 1.0 wanted), the
-worst shape (>= 0.9 wanted) and, for squares of 1024 and more, the share of the FMA ceiling that
-`gemmlab devices` measures for the cores used (>= 85% wanted). The table the library used
+worst shape (>= 0.9 wanted) and, for squares of 1024 and more, the share of the FMA ceiling for the
+cores used (>= 85% wanted), twice: against the ceiling `gemmlab devices` measures before the
+rounds (the highest of five), and against the same FMA loop timed in alternating blocks with the
+GEMM at each large square (blas_bench's "ceilings": the ceiling at the moments the GEMM ran,
+median of the rounds' shares). The table the library used
 ($GEMMLAB_BLAS_TABLE or the default path: `gemmlab blas-table`) is recorded with the results in
 bench/results/blas-bench.json, which `gemmlab report` also takes; the plot (the report's: gemmlab
 over each peer, per shape) goes to --plot (default bench/results/blas-bench.png).
@@ -125,7 +128,7 @@ def main():
     device = ceilings(args.gemmlab)
     measured = device.get("measured") or {}
     thread_counts = [int(t) for t in args.threads.split(",")] if args.threads else sorted({1, device["cores"]})
-    rounds, commands, skipped = [], [], {}
+    rounds, commands, skipped, same_moment = [], [], {}, {}
     for round_number in range(args.rounds):
         rows = []
         for threads in thread_counts:
@@ -133,6 +136,8 @@ def main():
             commands.append(" ".join(command))
             rows += doc["results"]
             skipped.update(doc["skipped"])
+            for c in doc.get("ceilings", []):
+                same_moment.setdefault((c["precision"], c["threads"], c["shape"]), []).append(c)
         rounds.append(rows)
         print(f"(round {round_number + 1} of {args.rounds} done)", file=sys.stderr)
     for name, why in skipped.items():
@@ -162,19 +167,29 @@ def main():
         ceiling = measured.get("fma_gflops_" + precision + ("_one_core" if threads == 1 else ""))
         large = [(s, gf) for s, _, gf in items if all(int(d) >= 1024 for d in s.split("x"))]
         shares = [(s, gf / ceiling) for s, gf in large] if ceiling else []
+        # The same large squares against the FMA loop timed beside them: the median of the rounds.
+        beside = {s: same_moment[(precision, threads, s)] for s, _ in large if (precision, threads, s) in same_moment}
+        shares_beside = {s: statistics.median(c["share"] for c in cs) for s, cs in beside.items()}
+        ceilings_beside = {s: statistics.median(c["fma_gflops"] for c in cs) for s, cs in beside.items()}
         print(f"- {precision}, {threads} thread(s): geometric mean {g:.2f} (>= 1.0 wanted); worst {worst[0]} at "
               f"{worst[1]:.2f} (>= 0.9 wanted)" +
               ("; large squares " + ", ".join(f"{s} {100 * share:.0f}%" for s, share in shares) +
-               f" of the measured {ceiling:.1f} GFLOP/s FMA ceiling (>= 85% wanted)" if shares else ""))
+               f" of the measured {ceiling:.1f} GFLOP/s FMA ceiling (>= 85% wanted)" if shares else "") +
+              ("; of the FMA loop timed beside them " +
+               ", ".join(f"{s} {100 * shares_beside[s]:.0f}% of {ceilings_beside[s]:.1f}" for s in shares_beside)
+               if shares_beside else ""))
         bar.append({"precision": precision, "threads": threads, "geomean_ratio": g, "worst_shape": worst[0],
                     "worst_ratio": worst[1], "fma_ceiling_gflops": ceiling,
-                    "large_square_shares": {s: share for s, share in shares}})
+                    "large_square_shares": {s: share for s, share in shares},
+                    "large_square_shares_beside_fma_loop": shares_beside,
+                    "fma_loop_beside_gflops": ceilings_beside})
 
     picture = plot(rows, args.plot)
     document = {"kind": "blas-bench", "script": " ".join(sys.argv), "rounds": args.rounds, "commands": commands,
                 "date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": commit,
                 "device": {k: device.get(k) for k in ("name", "vendor", "cores", "fingerprint", "measured")},
                 "table": table_in_use(args.gemmlab), "bar": bar, "results": rows,
+                "ceilings_beside": [c for cs in same_moment.values() for c in cs],
                 "plot": os.path.relpath(picture, ROOT) if picture else None}
     print(f"\n(results: {save_results('blas-bench.json', document)}" + (f"; plot: {document['plot']})" if picture else ")"))
 

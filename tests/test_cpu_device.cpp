@@ -1,17 +1,19 @@
 // The CPU backend: detection of the host, device memory and timing, and the
 // GEMMLAB_CPU_DISABLE switch that hides instruction sets to exercise the unsupported path.
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gemmlab/builtin.hpp"
 #include "gemmlab/cpu.hpp"
-#include "gemmlab/json.hpp"
 #include "gemmlab/evaluate.hpp"
+#include "gemmlab/json.hpp"
 #include "gemmlab/verify.hpp"
 #include "test_support.hpp"
 
@@ -262,6 +264,41 @@ TEST(CpuCeilings, MeasuredValuesArePositive) {
     EXPECT_GT(c.fma_gflops_fp32_one_core, 0.0);
     EXPECT_GT(c.fma_gflops_fp64_one_core, 0.0);
   }
+}
+
+// The FMA loop a benchmark alternates with its GEMM (cpu::run_fma_loop). Its operation count
+// follows from the vector width (Intel SDM: a zmm register holds 16 fp32 or 8 fp64 values, a ymm
+// half as many; an FMA is two operations per lane): fp64 does half fp32's work, the count grows
+// with iterations and threads, and each iteration of a thread issues at least 8 vector FMAs
+// (latency 4 x 2 pipes: fewer would leave the pipes idle and read low).
+TEST(CpuCeilings, FmaRunCountsTheVectorOperationsOfTheLoop) {
+  const DeviceInfo info = cpu::detect();
+  const bool avx512 = info.has_feature("avx512f");
+  if (!avx512 && !(info.has_feature("avx2") && info.has_feature("fma")))
+    GTEST_SKIP() << "no FMA loop for this CPU";
+  const double lanes_fp32 = avx512 ? 16 : 8;
+  const cpu::FmaRun single = cpu::run_fma_loop(info, 1, Precision::fp32, 1000);
+  EXPECT_GT(single.seconds, 0.0);
+  const double fmas_per_iteration = single.flops / 1000 / (2 * lanes_fp32);
+  EXPECT_EQ(fmas_per_iteration, std::floor(fmas_per_iteration)) << "whole vector FMAs";
+  EXPECT_GE(fmas_per_iteration, 8.0);
+  EXPECT_DOUBLE_EQ(cpu::run_fma_loop(info, 1, Precision::fp64, 1000).flops, single.flops / 2);
+  EXPECT_DOUBLE_EQ(cpu::run_fma_loop(info, 1, Precision::fp32, 3000).flops, 3 * single.flops);
+  const cpu::FmaRun two = cpu::run_fma_loop(info, 2, Precision::fp32, 1000);
+  EXPECT_DOUBLE_EQ(two.flops, 2 * single.flops);
+  EXPECT_GT(two.seconds, 0.0);
+}
+
+TEST(CpuCeilings, FmaRunIsEmptyWhereThereIsNoLoop) {
+  DeviceInfo info = cpu::detect();
+  for (const auto& [threads, precision, iterations] :
+       {std::tuple{0, Precision::fp32, 1000L}, {1, Precision::fp32, 0L}, {1, Precision::bf16, 1000L}}) {
+    const cpu::FmaRun run = cpu::run_fma_loop(info, threads, precision, iterations);
+    EXPECT_EQ(run.flops, 0.0) << threads << " " << to_string(precision) << " " << iterations;
+    EXPECT_EQ(run.seconds, 0.0);
+  }
+  info.features.clear();  // no AVX-512F, no AVX2 + FMA
+  EXPECT_EQ(cpu::run_fma_loop(info, 1, Precision::fp32, 1000).flops, 0.0);
 }
 
 }  // namespace

@@ -30,6 +30,20 @@ std::vector<CacheLevel> caches_from_amd_legacy_leaves(unsigned ecx5, unsigned ed
 // The FMA-throughput and triad micro-benchmarks (see ceilings.cpp).
 MeasuredCeilings measure_ceilings(const DeviceInfo& info);
 
+// One run of the FMA loop behind measure_ceilings' FMA figures, on `threads` cores at once (thread t
+// pinned to the t-th CPU this process may use): its wall-clock seconds and the floating-point
+// operations it did. A benchmark alternates it with the GEMM it rates, so that the ceiling is taken
+// at the same moments as the GEMM (on a shared machine a neighbour's load moves both). Zero
+// seconds and flops where the CPU has no FMA loop (neither AVX-512F nor AVX2 with FMA), for a
+// precision other than fp32 and fp64, and for threads or iterations below 1.
+struct FmaRun {
+  double seconds = 0;
+  double flops = 0;
+};
+constexpr long fma_loop_iterations = 2'000'000;  // a few milliseconds per thread
+FmaRun run_fma_loop(const DeviceInfo& info, int threads, Precision precision,
+                    long iterations = fma_loop_iterations);
+
 std::unique_ptr<Backend> make_backend();
 
 // Package power from RAPL's energy counters under `root` (normally /sys/class/powercap; the

@@ -15,6 +15,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "gemmlab/buffer.hpp"
@@ -142,19 +143,41 @@ class PinnedTeam {
   bool pinned_ = false;
 };
 
-// FLOP/s of `threads` cores each running the FMA loop for `iterations`.
-template <class Loop>
-double fma_gflops(int threads, long iterations, double flops_per_iteration, Loop loop) {
-  const PinnedTeam pinned(threads);
-  auto run = [&] {
-    return wall_seconds([&] {
+// The FMA loop for this CPU and precision: the widest vector unit it has.
+struct FmaLoop {
+  void (*run)(long iterations) = nullptr;
+  double flops_per_iteration = 0;
+};
+std::optional<FmaLoop> fma_loop(const DeviceInfo& info, Precision precision) {
+  const bool fp32 = precision == Precision::fp32;
+  if (precision != Precision::fp32 && precision != Precision::fp64) return std::nullopt;
+  // An iteration of the fp64 loop does half the flops of the fp32 one (half the lanes, as many chains).
+  if (info.has_feature("avx512f"))
+    return FmaLoop{fp32 ? +[](long it) { sink32 = gemmlab_fma_loop_avx512_fp32(it, 0.999999f, 1e-6f); }
+                        : +[](long it) { sink64 = gemmlab_fma_loop_avx512_fp64(it, 0.999999, 1e-6); },
+                   2.0 * (fp32 ? 16 : 8) * fma_chains};
+  if (info.has_feature("avx2") && info.has_feature("fma"))
+    return FmaLoop{fp32 ? +[](long it) { sink32 = gemmlab_fma_loop_avx2_fp32(it, 0.999999f, 1e-6f); }
+                        : +[](long it) { sink64 = gemmlab_fma_loop_avx2_fp64(it, 0.999999, 1e-6); },
+                   2.0 * (fp32 ? 8 : 4) * fma_chains_avx2};
+  return std::nullopt;
+}
+
+// Wall-clock seconds of `threads` threads (pinned by the caller) each running the loop once.
+double run_loop_on_team(int threads, long iterations, const FmaLoop& loop) {
+  return wall_seconds([&] {
 #pragma omp parallel num_threads(threads)
-      loop(iterations);
-    });
-  };
-  Measurement m = measure(run, {.warmup = 1, .min_repetitions = 5, .max_repetitions = 20,
-                                .max_seconds = 1.0, .target_spread = 0.01});
-  return flops_per_iteration * static_cast<double>(iterations) * threads / m.median_s * 1e-9;
+    loop.run(iterations);
+  });
+}
+
+// FLOP/s of `threads` cores each running the FMA loop for `iterations`.
+double fma_gflops(int threads, long iterations, const FmaLoop& loop) {
+  const PinnedTeam pinned(threads);
+  Measurement m = measure(
+      [&] { return run_loop_on_team(threads, iterations, loop); },
+      {.warmup = 1, .min_repetitions = 5, .max_repetitions = 20, .max_seconds = 1.0, .target_spread = 0.01});
+  return loop.flops_per_iteration * static_cast<double>(iterations) * threads / m.median_s * 1e-9;
 }
 
 double triad_gb_per_s(const DeviceInfo& info, int threads) {
@@ -191,26 +214,23 @@ double triad_gb_per_s(const DeviceInfo& info, int threads) {
 }
 }  // namespace
 
+FmaRun run_fma_loop(const DeviceInfo& info, int threads, Precision precision, long iterations) {
+  const std::optional<FmaLoop> loop = fma_loop(info, precision);
+  if (!loop || threads < 1 || iterations < 1) return {};
+  const PinnedTeam pinned(threads);
+  return {run_loop_on_team(threads, iterations, *loop),
+          loop->flops_per_iteration * static_cast<double>(iterations) * threads};
+}
+
 MeasuredCeilings measure_ceilings(const DeviceInfo& info) {
   MeasuredCeilings c;
   const int cores = info.cores;
-  const long iterations = 2'000'000;
-  // Each FMA ceiling on all cores and on one; an iteration of the fp64 loop does half the flops of
-  // the fp32 one (half the lanes, as many chains).
-  const auto measure_fma = [&](auto f32, auto f64, double fp32_flops_per_iteration) {
-    c.fma_gflops_fp32 = fma_gflops(cores, iterations, fp32_flops_per_iteration, f32);
-    c.fma_gflops_fp32_one_core = fma_gflops(1, iterations, fp32_flops_per_iteration, f32);
-    c.fma_gflops_fp64 = fma_gflops(cores, iterations, fp32_flops_per_iteration / 2, f64);
-    c.fma_gflops_fp64_one_core = fma_gflops(1, iterations, fp32_flops_per_iteration / 2, f64);
-  };
-  if (info.has_feature("avx512f")) {
-    measure_fma([](long it) { sink32 = gemmlab_fma_loop_avx512_fp32(it, 0.999999f, 1e-6f); },
-                [](long it) { sink64 = gemmlab_fma_loop_avx512_fp64(it, 0.999999, 1e-6); },
-                2.0 * 16 * fma_chains);
-  } else if (info.has_feature("avx2") && info.has_feature("fma")) {
-    measure_fma([](long it) { sink32 = gemmlab_fma_loop_avx2_fp32(it, 0.999999f, 1e-6f); },
-                [](long it) { sink64 = gemmlab_fma_loop_avx2_fp64(it, 0.999999, 1e-6); },
-                2.0 * 8 * fma_chains_avx2);
+  // Each FMA ceiling on all cores and on one.
+  if (const auto f32 = fma_loop(info, Precision::fp32), f64 = fma_loop(info, Precision::fp64); f32 && f64) {
+    c.fma_gflops_fp32 = fma_gflops(cores, fma_loop_iterations, *f32);
+    c.fma_gflops_fp32_one_core = fma_gflops(1, fma_loop_iterations, *f32);
+    c.fma_gflops_fp64 = fma_gflops(cores, fma_loop_iterations, *f64);
+    c.fma_gflops_fp64_one_core = fma_gflops(1, fma_loop_iterations, *f64);
   }
   c.triad_gb_per_s = triad_gb_per_s(info, cores);
   return c;
