@@ -176,6 +176,38 @@ TEST(BlasTableFile, AFailedWriteLeavesTheOldTable) {
   EXPECT_EQ(read_blas_table(path).entries.size(), 2u);
 }
 
+// A table is this machine's when made for this CPU with as many cores as this process may use, or
+// with more of the machine's cores (the process bound to some of them); not with fewer, not for
+// another CPU.
+TEST(BlasTableFile, AppliesToAProcessBoundToFewerCoresOfTheSameMachine) {
+  DeviceInfo machine;
+  machine.backend = "cpu";
+  machine.name = "Some Xeon";
+  machine.vendor = "GenuineIntel";
+  machine.features = {"avx2", "fma", "avx512f"};
+  machine.cores = 8;
+  BlasTable table;
+  table.device = fingerprint(machine);
+  EXPECT_EQ(blas_table_cores(table, machine, 8), 8);
+
+  DeviceInfo bound = machine;  // the same CPU, this process bound to 2 of its 8 cores
+  bound.cores = 2;
+  EXPECT_EQ(blas_table_cores(table, bound, 8), 8);
+  EXPECT_EQ(blas_table_cores(table, bound, 4), std::nullopt) << "not beyond the machine's online CPUs";
+
+  BlasTable made_bound;  // made by a process bound to 2 cores: not for one that has all 8
+  made_bound.device = fingerprint(bound);
+  EXPECT_EQ(blas_table_cores(made_bound, bound, 8), 2);
+  EXPECT_EQ(blas_table_cores(made_bound, machine, 8), std::nullopt);
+
+  DeviceInfo other = bound;  // another CPU of as many cores
+  other.name = "Another Xeon";
+  EXPECT_EQ(blas_table_cores(table, other, 8), std::nullopt);
+  other = bound;
+  other.features.pop_back();  // no AVX-512: the kernels the table names would not run
+  EXPECT_EQ(blas_table_cores(table, other, 8), std::nullopt);
+}
+
 TEST(BlasTablePath, FollowsTheEnvironment) {
   const ScopedEnv table("GEMMLAB_BLAS_TABLE", "/x/t.json");
   EXPECT_EQ(blas_table_path(), "/x/t.json");

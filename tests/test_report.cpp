@@ -215,7 +215,12 @@ TEST(CliReport, RendersEveryPlotTheTableAndTheExplanationsFromFixtureResults) {
   // The BLAS library's benchmark: its section, the peers' versions and the bar's summary.
   EXPECT_TRUE(contains(page, "The BLAS library against its peers"));
   EXPECT_TRUE(contains(page, "oneDNN fixture"));
-  EXPECT_TRUE(contains(page, "<td>0.71</td><td>1x4096x4096 (0.50)</td>"));
+  EXPECT_TRUE(contains(page, "<td>0.71</td><td>1x4096x4096 (0.50)</td><td>—</td>"))
+      << "a record without shares";
+  EXPECT_TRUE(contains(
+      page, "<td>1024x1024x1024 90% (91% beside the loop), 2048x2048x2048 80% of 400.0 GFLOP/s</td>"))
+      << "the large squares in size order, each share of the run's ceiling and, where measured, of the loop "
+         "beside it";
 }
 
 // Sweeps written now (schema 2: time_ms, reference.gflops) and the committed ones of schema 1

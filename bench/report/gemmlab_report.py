@@ -591,9 +591,26 @@ def blas_section(doc, out):
     """The report's section on the BLAS library: its plot and the bar's summary."""
     name = "blas_vs_peers"
     plot_blas(doc["results"], os.path.join(out, name + ".png"))
+    def shares(b):
+        """The large squares' shares of the FMA ceiling: of the run's ceiling, and of the FMA loop
+        timed beside each (records before it have the first only)."""
+        run = b.get("large_square_shares") or {}
+        beside = b.get("large_square_shares_beside_fma_loop") or {}
+        if not run and not beside:
+            return "—"
+        parts = []
+        for shape in sorted(set(run) | set(beside), key=lambda s: int(s.split("x")[0])):
+            text = f"{shape} {100 * run[shape]:.0f}%" if shape in run else shape
+            if shape in beside:
+                text += f" ({100 * beside[shape]:.0f}% beside the loop)"
+            parts.append(text)
+        ceiling = f" of {b['fma_ceiling_gflops']:.1f} GFLOP/s" if b.get("fma_ceiling_gflops") else ""
+        return html.escape(", ".join(parts) + ceiling)
+
     rows = "".join(
         f"<tr><td>{html.escape(b['precision'])}</td><td>{b['threads']}</td><td>{b['geomean_ratio']:.2f}</td>"
-        f"<td>{html.escape(b['worst_shape'])} ({b['worst_ratio']:.2f})</td></tr>" for b in doc.get("bar", []))
+        f"<td>{html.escape(b['worst_shape'])} ({b['worst_ratio']:.2f})</td><td>{shares(b)}</td></tr>"
+        for b in doc.get("bar", []))
     peers = sorted({f"{r['peer']}: {r.get('peer_version', '')}" for r in doc["results"]})
     return (f"<h2>The BLAS library against its peers</h2><p>{html.escape(os.path.basename(doc['_file']))}, measured "
             f"{html.escape(str(doc.get('date', '')))} at {html.escape(str(doc.get('commit', '')))} on "
@@ -603,7 +620,8 @@ def blas_section(doc, out):
             f"(one process per thread count, alternating blocks on the same buffers). <a href=\"{name}.svg\">SVG</a>"
             f"</figcaption></figure>"
             f"<table><tr><th>precision</th><th>threads</th><th>geometric mean of gemmlab / best peer</th>"
-            f"<th>worst shape</th></tr>{rows}</table>")
+            f"<th>worst shape</th><th>large squares: share of the measured FMA ceiling (85% wanted)</th></tr>"
+            f"{rows}</table>")
 
 
 

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <thread>
 
 #include "cpu_kernels.hpp"
 #include "gemmlab/cpu.hpp"
@@ -109,16 +111,33 @@ void Engine::load_table() {
     std::fprintf(stderr, "gemmlab-blas: warning: %s; using the default kernels\n", e.what());
     return;
   }
-  if (table.device != fingerprint(info)) {
-    std::fprintf(stderr, "gemmlab-blas: warning: the BLAS table %s was made for %s, not this %s; using the default kernels\n",
-                 path.c_str(), table.device_name.c_str(), info.name.c_str());
+  // A process bound to some of the machine's cores keeps a table made with all of them.
+  const std::optional<int> table_cores =
+      blas_table_cores(table, info, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  if (!table_cores) {
+    std::fprintf(
+        stderr,
+        "gemmlab-blas: warning: the BLAS table %s was made for %s (%s), not this %s (%s, %d cores usable); "
+        "using the default kernels\n",
+        path.c_str(), table.device_name.c_str(), table.device.c_str(), info.name.c_str(),
+        fingerprint(info).c_str(), info.cores);
     return;
   }
+  if (verbose_ && *table_cores != info.cores)
+    std::fprintf(
+        stderr,
+        "gemmlab-blas: the BLAS table %s was made with %d cores of this machine; this process may use %d\n",
+        path.c_str(), *table_cores, info.cores);
   // Each entry's kernel and configuration checked against today's space, once; an entry written
   // before one of its kernel's parameters existed runs as it was tuned (SearchSpace::upgraded).
-  std::size_t dropped = 0;
+  std::size_t dropped = 0, beyond_cores = 0;
   std::vector<BlasTableEntry> usable;
   for (BlasTableEntry& e : table.entries) {
+    if (e.library_threads >
+        info.cores) {  // made for more cores than this process may use: not stale, just not for it
+      ++beyond_cores;
+      continue;
+    }
     if (const Kernel* k = library_kernel(e.kernel); k != nullptr && k->has_precision(e.shape.precision)) {
       const SearchSpace space = k->space(info, e.shape.precision);
       e.config = space.upgraded(std::move(e.config));
@@ -130,6 +149,11 @@ void Engine::load_table() {
     ++dropped;
   }
   table.entries = std::move(usable);
+  if (verbose_ && beyond_cores > 0)
+    std::fprintf(stderr,
+                 "gemmlab-blas: %zu entr%s of the BLAS table for more threads than this process may use (%d "
+                 "core%s) set aside\n",
+                 beyond_cores, beyond_cores == 1 ? "y" : "ies", info.cores, info.cores == 1 ? "" : "s");
   if (dropped > 0)
     std::fprintf(stderr, "gemmlab-blas: warning: %zu entr%s of the BLAS table %s no longer valid here (kernel or space changed); "
                  "those classes use the default kernels\n", dropped, dropped == 1 ? "y is" : "ies are", path.c_str());

@@ -5,7 +5,8 @@ configuration for that shape class (GEMMLAB_BLAS_VERBOSE says so). A table made 
 device, a stale entry and a file that is not JSON are each ignored with a warning, printed once,
 and the products stay right, as with an unknown GEMMLAB_BLAS_KERNEL; a known one puts the table
 aside. `gemmlab blas-table --tune` tunes a few-row shape with 06_small_m, and the library runs
-that entry.
+that entry: the one for its thread count, also in a process bound to one of the cores the table
+was made with.
 
     table_blas_test.py GEMMLAB LIBRARY        (with a Python that has numpy)
 """
@@ -44,10 +45,14 @@ def run(command, env=None, expect=0):
     return done
 
 
-def product(library, table, shape=(300, 200, 256), kernel="", threads=""):
+def product(library, table, shape=(300, 200, 256), kernel="", threads="", cpus=None):
+    """numpy's products with the library preloaded; `cpus`: the CPUs the process is bound to."""
     env = dict(os.environ, LD_PRELOAD=library, GEMMLAB_BLAS_VERBOSE="1", GEMMLAB_BLAS_TABLE=table,
                GEMMLAB_BLAS_KERNEL=kernel, GEMMLAB_NUM_THREADS=threads)
-    done = run([sys.executable, "-c", PRODUCT] + [str(x) for x in shape], env)
+    command = [sys.executable, "-c", PRODUCT] + [str(x) for x in shape]
+    if cpus is not None:
+        command = ["taskset", "--cpu-list", ",".join(str(c) for c in sorted(cpus))] + command
+    done = run(command, env)
     if "RIGHT" not in done.stdout:
         fail(f"the product is wrong with the table {table}: {done.stdout} {done.stderr[-2000:]}")
     # The float32 products (the float64 truth goes through the library too, as dgemm).
@@ -158,6 +163,16 @@ def main():
             if any(label not in call for call in calls):
                 fail(f"GEMMLAB_NUM_THREADS={threads or 'unset'}: the call did not use {label}: {calls}")
         print("per library thread count:", calls[0])
+        # A process bound to one of the cores the table was made with keeps the table (taskset; a
+        # batch system's or MPI's binding alike): the entry for one thread serves it.
+        allowed = sorted(os.sched_getaffinity(0))
+        if len(allowed) > 1:
+            calls, log = product(library, labelled_path, (5, 300, 256), cpus=allowed[:1])
+            if f"was made with {len(allowed)} cores of this machine; this process may use 1" not in log:
+                fail(f"a process bound to one core did not take the table made with {len(allowed)}: {log[-2000:]}")
+            if any("the entry for 1 thread(s)" not in call for call in calls):
+                fail(f"a process bound to one core did not run the table's one-thread entry: {calls}")
+            print("bound to one core:", calls[0])
         run([gemmlab, "blas-table", "--library-threads", "0", "--cache", cache, "--out", table], env, expect=2)
 
         # The command's own errors.

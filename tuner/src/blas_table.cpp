@@ -39,6 +39,15 @@ const BlasTableEntry* BlasTable::find(const Problem& p, int threads) const {
   return found;
 }
 
+std::optional<int> blas_table_cores(const BlasTable& table, const DeviceInfo& device, int machine_cores) {
+  DeviceInfo seen = device;
+  for (int cores = device.cores; cores <= std::max(device.cores, machine_cores); ++cores) {
+    seen.cores = cores;
+    if (fingerprint(seen) == table.device) return cores;
+  }
+  return std::nullopt;
+}
+
 void BlasTable::put(BlasTableEntry entry) {
   for (BlasTableEntry& e : entries)
     if (e.shape == entry.shape && e.library_threads == entry.library_threads) {

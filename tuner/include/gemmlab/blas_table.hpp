@@ -15,11 +15,11 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "gemmlab/problem.hpp"
 #include "gemmlab/results_cache.hpp"
@@ -64,6 +64,14 @@ struct BlasTable {
   // Adds `entry`, replacing one of the same class and library_threads.
   void put(BlasTableEntry entry);
 };
+
+// The number of cores of `device`'s machine a table was made for, if it was made on that machine:
+// for `device` itself (device.cores), or for the same CPU seen with more of its cores, up to
+// `machine_cores` (the online CPUs). A process bound to fewer cores than the table's maker
+// (taskset, a batch system's binding, an MPI rank's share) thus keeps the table, and find()
+// gives it the entries for the threads it has. nullopt for a table of another machine, or of
+// this one seen with fewer cores than `device` has (its entries would leave cores idle).
+std::optional<int> blas_table_cores(const BlasTable& table, const DeviceInfo& device, int machine_cores);
 
 void to_json(nlohmann::json& j, const BlasTable& table);
 // Throws std::invalid_argument naming what is wrong (format, a missing or mistyped field).
