@@ -218,7 +218,7 @@ TEST(CliReport, RendersEveryPlotTheTableAndTheExplanationsFromFixtureResults) {
   EXPECT_TRUE(contains(page, "<td>0.71</td><td>1x4096x4096 (0.50)</td><td>—</td>"))
       << "a record without shares";
   EXPECT_TRUE(contains(
-      page, "<td>1024x1024x1024 90% (91% beside the loop), 2048x2048x2048 80% of 400.0 GFLOP/s</td>"))
+      page, "<td>of 400.0 GFLOP/s: 1024x1024x1024 90% (91% beside the loop), 2048x2048x2048 80%</td>"))
       << "the large squares in size order, each share of the run's ceiling and, where measured, of the loop "
          "beside it";
 }

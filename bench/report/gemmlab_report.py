@@ -604,8 +604,8 @@ def blas_section(doc, out):
             if shape in beside:
                 text += f" ({100 * beside[shape]:.0f}% beside the loop)"
             parts.append(text)
-        ceiling = f" of {b['fma_ceiling_gflops']:.1f} GFLOP/s" if b.get("fma_ceiling_gflops") else ""
-        return html.escape(", ".join(parts) + ceiling)
+        ceiling = f"of {b['fma_ceiling_gflops']:.1f} GFLOP/s: " if b.get("fma_ceiling_gflops") else ""
+        return html.escape(ceiling + ", ".join(parts))
 
     rows = "".join(
         f"<tr><td>{html.escape(b['precision'])}</td><td>{b['threads']}</td><td>{b['geomean_ratio']:.2f}</td>"
