@@ -38,8 +38,8 @@ using CblasSgemm = void (*)(int, int, int, int, int, int, float, const float*, i
 using CblasDgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
                             double*, int);
 constexpr int row_major = 101, no_trans = 111;
-constexpr std::int64_t large_square =
-    1024;  // the bar's share of the FMA ceiling is for squares this large and larger
+// The bar's share of the FMA ceiling is for the squares this large and larger.
+constexpr std::int64_t large_square = 1024;
 
 struct Options {
   int threads = 1;

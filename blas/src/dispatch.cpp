@@ -133,8 +133,8 @@ void Engine::load_table() {
   std::size_t dropped = 0, beyond_cores = 0;
   std::vector<BlasTableEntry> usable;
   for (BlasTableEntry& e : table.entries) {
-    if (e.library_threads >
-        info.cores) {  // made for more cores than this process may use: not stale, just not for it
+    // Made for more cores than this process may use: not stale, just not for it.
+    if (e.library_threads > info.cores) {
       ++beyond_cores;
       continue;
     }

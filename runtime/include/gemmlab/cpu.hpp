@@ -33,7 +33,7 @@ MeasuredCeilings measure_ceilings(const DeviceInfo& info);
 // One run of the FMA loop behind measure_ceilings' FMA figures, on `threads` cores at once (thread t
 // pinned to the t-th CPU this process may use): its wall-clock seconds and the floating-point
 // operations it did. A benchmark alternates it with the GEMM it rates, so that the ceiling is taken
-// at the same moments as the GEMM (on a shared machine a neighbour's load moves both). Zero
+// at the same moments as the GEMM, on a machine whose speed moves with other guests' load. Zero
 // seconds and flops where the CPU has no FMA loop (neither AVX-512F nor AVX2 with FMA), for a
 // precision other than fp32 and fp64, and for threads or iterations below 1.
 struct FmaRun {

@@ -15,11 +15,12 @@
 
 #include <functional>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "gemmlab/problem.hpp"
 #include "gemmlab/results_cache.hpp"
