@@ -95,6 +95,13 @@ def combine_rounds(rounds):
     return out
 
 
+def is_large_square(shape):
+    """A square of 1024 and more: the shapes the bar's share of the FMA ceiling is for (blas_bench's
+    large_square, which times these beside the FMA loop)."""
+    m, n, k = (int(d) for d in shape.split("x"))
+    return m == n == k >= 1024
+
+
 def geomean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
@@ -165,7 +172,7 @@ def main():
         g = geomean([r for _, r, _ in items])
         worst = min(items, key=lambda x: x[1])
         ceiling = measured.get("fma_gflops_" + precision + ("_one_core" if threads == 1 else ""))
-        large = [(s, gf) for s, _, gf in items if all(int(d) >= 1024 for d in s.split("x"))]
+        large = [(s, gf) for s, _, gf in items if is_large_square(s)]
         shares = [(s, gf / ceiling) for s, gf in large] if ceiling else []
         # The same large squares against the FMA loop timed beside them: the median of the rounds.
         beside = {s: same_moment[(precision, threads, s)] for s, _ in large if (precision, threads, s) in same_moment}
