@@ -79,25 +79,17 @@ struct Variant {
   PackAFn<T> pack_a = nullptr;
 };
 
-// C[0:mr][0:nr] = alpha * A_panel * B_panel + beta * C. A_panel holds kc columns of MR values,
-// A[r][p] at a_panel[r * a_row_step + p * a_k_step] (packed: 1 and MR; in place: lda and 1),
-// B_panel kc rows of NR values, contiguous.
+// The micro-kernel's k loop: acc += A_panel * B_panel over kc steps. Inlined into both of the
+// micro-kernel's calls, so that for a packed panel the strides are the constants 1 and MR and each
+// broadcast addresses its row by an immediate offset. With strides known only at run time a
+// 14-row panel needs 13 index registers, more than are free: the compiler reloaded some from the
+// stack on every k-step.
 template <class T, int MR, int NV>
-[[gnu::target("avx512f")]] void micro_kernel(std::int64_t kc, const T* a_panel, std::int64_t a_row_step,
-                                             std::int64_t a_k_step, const T* b_panel, T* c, std::int64_t ldc,
-                                             int mr, int nr, T alpha, T beta) {
+[[gnu::target("avx512f"), gnu::always_inline]] inline void accumulate(
+    std::int64_t kc, const T* a_panel, std::int64_t a_row_step, std::int64_t a_k_step, const T* b_panel,
+    typename simd::Avx512<T>::Reg (&acc)[MR][NV]) {
   using V = simd::Avx512<T>;
   constexpr int L = V::lanes;
-  typename V::Reg acc[MR][NV];
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = V::zero();
-  // Ask for the C tile now so that its cache lines arrive while the k loop runs, not at the
-  // write-back (rows of C are ldc apart: the hardware prefetcher does not see them coming).
-  for (int r = 0; r < mr; ++r)
-    for (int v = 0; v < NV; ++v) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + v * L), _MM_HINT_T0);
-
 #pragma GCC unroll 2
   for (std::int64_t p = 0; p < kc; ++p) {
     typename V::Reg b_vec[NV];
@@ -116,6 +108,32 @@ template <class T, int MR, int NV>
     a_panel += a_k_step;
     b_panel += NV * L;
   }
+}
+
+// C[0:mr][0:nr] = alpha * A_panel * B_panel + beta * C. A_panel holds kc columns of MR values,
+// A[r][p] at a_panel[r * a_row_step + p * a_k_step] (packed: 1 and MR; in place: lda and 1),
+// B_panel kc rows of NR values, contiguous.
+template <class T, int MR, int NV>
+[[gnu::target("avx512f")]] void micro_kernel(std::int64_t kc, const T* a_panel, std::int64_t a_row_step,
+                                             std::int64_t a_k_step, const T* b_panel, T* c, std::int64_t ldc,
+                                             int mr, int nr, T alpha, T beta) {
+  using V = simd::Avx512<T>;
+  constexpr int L = V::lanes;
+  typename V::Reg acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = V::zero();
+  // Ask for the C tile now so that its cache lines arrive while the k loop runs, not at the
+  // write-back (rows of C are ldc apart: the hardware prefetcher does not see them coming).
+  for (int r = 0; r < mr; ++r)
+    for (int v = 0; v < NV; ++v)
+      _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + v * L), _MM_HINT_T0);
+
+  if (a_row_step == 1 && a_k_step == MR)
+    accumulate<T, MR, NV>(kc, a_panel, 1, MR, b_panel, acc);
+  else
+    accumulate<T, MR, NV>(kc, a_panel, a_row_step, a_k_step, b_panel, acc);
 
   const typename V::Reg alpha_v = V::broadcast(alpha), beta_v = V::broadcast(beta);
 #pragma GCC unroll 16
