@@ -3,12 +3,13 @@
 // cblas_dgemm (as a program calls it: the table for this machine, else the defaults) timed in
 // alternating blocks with each peer library on the same buffers (measure_interleaved: each block
 // starts with discarded runs, so the other library's spinning threads have settled). Prints one
-// JSON document: per shape and peer, both medians and their ratio. For the squares of 1024 and
-// more, gemmlab is also timed in alternating blocks with the FMA loop behind `gemmlab devices`'
+// JSON document: per shape and peer, both medians and their ratio. A shape given as MxNxK:TT
+// (--shapes) is called with those transposes, each operand stored as they say, and named so. For the squares
+// of 1024 and more, gemmlab is also timed in alternating blocks with the FMA loop behind `gemmlab devices`'
 // ceiling (cpu::run_fma_loop, on as many cores): "ceilings" gives per shape both rates and
 // gemmlab's share of the ceiling taken at the same moments, as its ratios to the peers are.
 //
-//   blas_bench --threads N [--shapes MxNxK,...] [--precision fp32|fp64] [--max-seconds S]
+//   blas_bench --threads N [--shapes MxNxK[:TT],...] [--precision fp32|fp64] [--max-seconds S]
 //
 // GEMMLAB_NUM_THREADS is set to N before the library is loaded; each peer gets set_threads(N).
 // Peers: openblas, blis, and onednn (fp32 only) where it loads; one that does not is reported
@@ -37,7 +38,7 @@ using CblasSgemm = void (*)(int, int, int, int, int, int, float, const float*, i
                             int);
 using CblasDgemm = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double,
                             double*, int);
-constexpr int row_major = 101, no_trans = 111;
+constexpr int row_major = 101, no_trans = 111, trans = 112;
 // The bar's share of the FMA ceiling is for the squares this large and larger.
 constexpr std::int64_t large_square = 1024;
 
@@ -61,7 +62,8 @@ Options parse(int argc, char** argv) {
     } else if (arg == "--shapes") {
       o.shapes.clear();
       std::stringstream list(value);
-      for (std::string item; std::getline(list, item, ',');) o.shapes.push_back(parse_shape(item));
+      for (std::string item; std::getline(list, item, ',');)
+        o.shapes.push_back(parse_shape_and_transposes(item));
     } else if (arg == "--precision") {
       o.precisions = {parse_precision(value)};
     } else if (arg == "--max-seconds") {
@@ -103,7 +105,8 @@ int main(int argc, char** argv) {
     nlohmann::json results = nlohmann::json::array(), ceilings = nlohmann::json::array();
     for (Precision precision : o.precisions)
       for (Problem shape : o.shapes) {
-        Problem p = Problem::packed(shape.m, shape.n, shape.k, precision);
+        Problem p = shape;
+        p.precision = precision;
         const bool single = precision == Precision::fp32;
         const std::size_t elem = element_size(precision);
         HostBuffer<std::byte> a(p.a_elements() * elem), b(p.b_elements() * elem), c(p.c_elements() * elem);
@@ -114,15 +117,19 @@ int main(int argc, char** argv) {
           fill_uniform(std::span<double>(reinterpret_cast<double*>(a.data()), p.a_elements()), 1);
           fill_uniform(std::span<double>(reinterpret_cast<double*>(b.data()), p.b_elements()), 2);
         }
-        const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
+        const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k),
+                  lda = static_cast<int>(p.lda), ldb = static_cast<int>(p.ldb);
+        const int trans_a = p.trans_a ? trans : no_trans, trans_b = p.trans_b ? trans : no_trans;
         auto run_ours = [&] {
           return wall_seconds([&] {
             if (single)
-              our_sgemm(row_major, no_trans, no_trans, m, n, k, 1.0f, reinterpret_cast<const float*>(a.data()), k,
-                        reinterpret_cast<const float*>(b.data()), n, 0.0f, reinterpret_cast<float*>(c.data()), n);
+              our_sgemm(row_major, trans_a, trans_b, m, n, k, 1.0f, reinterpret_cast<const float*>(a.data()),
+                        lda, reinterpret_cast<const float*>(b.data()), ldb, 0.0f,
+                        reinterpret_cast<float*>(c.data()), n);
             else
-              our_dgemm(row_major, no_trans, no_trans, m, n, k, 1.0, reinterpret_cast<const double*>(a.data()), k,
-                        reinterpret_cast<const double*>(b.data()), n, 0.0, reinterpret_cast<double*>(c.data()), n);
+              our_dgemm(row_major, trans_a, trans_b, m, n, k, 1.0, reinterpret_cast<const double*>(a.data()),
+                        lda, reinterpret_cast<const double*>(b.data()), ldb, 0.0,
+                        reinterpret_cast<double*>(c.data()), n);
           });
         };
         for (const auto& peer : peers) {
@@ -130,7 +137,7 @@ int main(int argc, char** argv) {
           auto run_peer = [&] { return wall_seconds([&] { peer->gemm(p, {a.data(), b.data(), c.data()}); }); };
           const auto [mine, theirs] = measure_interleaved(run_ours, run_peer, measure);
           const double gflop = p.flops() * 1e-9;
-          results.push_back({{"shape", p.shape()},
+          results.push_back({{"shape", shape_and_transposes(p)},
                              {"precision", to_string(precision)},
                              {"threads", o.threads},
                              {"peer", peer->name()},
@@ -140,9 +147,10 @@ int main(int argc, char** argv) {
                              {"ratio", theirs.median_s / mine.median_s},
                              {"gemmlab_spread", mine.spread},
                              {"peer_spread", theirs.spread}});
-          std::fprintf(stderr, "%s %s %d thread(s) vs %s: %.1f / %.1f GFLOP/s = %.3f\n", p.shape().c_str(),
-                       std::string(to_string(precision)).c_str(), o.threads, peer->name().c_str(), gflop / mine.median_s,
-                       gflop / theirs.median_s, theirs.median_s / mine.median_s);
+          std::fprintf(stderr, "%s %s %d thread(s) vs %s: %.1f / %.1f GFLOP/s = %.3f\n",
+                       shape_and_transposes(p).c_str(), std::string(to_string(precision)).c_str(), o.threads,
+                       peer->name().c_str(), gflop / mine.median_s, gflop / theirs.median_s,
+                       theirs.median_s / mine.median_s);
         }
         if (p.m == p.n && p.n == p.k && p.m >= large_square) {
           double fma_flops = 0;
@@ -155,7 +163,7 @@ int main(int argc, char** argv) {
           if (fma_flops > 0) {
             const double ours_gflops = p.flops() * 1e-9 / mine.median_s,
                          fma_gflops = fma_flops * 1e-9 / fma.median_s;
-            ceilings.push_back({{"shape", p.shape()},
+            ceilings.push_back({{"shape", shape_and_transposes(p)},
                                 {"precision", to_string(precision)},
                                 {"threads", o.threads},
                                 {"gemmlab_gflops", ours_gflops},
@@ -164,8 +172,8 @@ int main(int argc, char** argv) {
                                 {"gemmlab_spread", mine.spread},
                                 {"fma_spread", fma.spread}});
             std::fprintf(stderr, "%s %s %d thread(s) vs the FMA loop: %.1f / %.1f GFLOP/s = %.3f\n",
-                         p.shape().c_str(), std::string(to_string(precision)).c_str(), o.threads, ours_gflops,
-                         fma_gflops, ours_gflops / fma_gflops);
+                         shape_and_transposes(p).c_str(), std::string(to_string(precision)).c_str(),
+                         o.threads, ours_gflops, fma_gflops, ours_gflops / fma_gflops);
           }
         }
       }

@@ -3,7 +3,7 @@
 benchmark's shape set, with 1 thread and with all cores, ratios taken in one process per thread
 count (build/default/bench/blas_bench: alternating blocks on the same buffers).
 
-    bench/blas_bench.py [--bench PATH] [--gemmlab PATH] [--shapes MxNxK,...] [--precision P]
+    bench/blas_bench.py [--bench PATH] [--gemmlab PATH] [--shapes MxNxK[:TT],...] [--precision P]
                         [--threads 1,2] [--max-seconds S] [--rounds R] [--plot FILE]
 
 The whole set is timed R times (default 3), the thread counts in turn within each round, so that
@@ -98,7 +98,7 @@ def combine_rounds(rounds):
 def is_large_square(shape):
     """A square of 1024 and more: the shapes the bar's share of the FMA ceiling is for (blas_bench's
     large_square, which times these beside the FMA loop)."""
-    m, n, k = (int(d) for d in shape.split("x"))
+    m, n, k = (int(d) for d in shape.split(":")[0].split("x"))  # "MxNxK", or "MxNxK:TT" transposed
     return m == n == k >= 1024
 
 

@@ -90,9 +90,14 @@ TEST(BlasDefaultKernel, FollowsTheVolumeAndSizeOfCRule) {
   EXPECT_EQ(kernel(17, 17, 17), "06_small_m");
   EXPECT_EQ(kernel(511, 4096, 4096), "06_small_m");      // fewer rows than 512
   EXPECT_EQ(kernel(4096, 511, 4096), "06_small_m");      // fewer columns than 512
-  EXPECT_EQ(kernel(4096, 64, 4096, true), "06_small_m");
   EXPECT_EQ(kernel(512, 512, 1), "05_packed_avx512");    // 512 x 512 and above
   EXPECT_EQ(kernel(4096, 4096, 64, true), "05_packed_avx512");
+  // B transposed: 06's dot form up to 16 rows of C, whatever the columns; 05 above.
+  EXPECT_EQ(kernel(16, 16, 16, true), "06_small_m");
+  EXPECT_EQ(kernel(17, 17, 17, true), "05_packed_avx512");
+  EXPECT_EQ(kernel(64, 64, 64, true), "05_packed_avx512");
+  EXPECT_EQ(kernel(4096, 64, 4096, true), "05_packed_avx512");
+  EXPECT_EQ(kernel(15, 16, 16, true), "01_naive");
 }
 
 // The kernels blas-table --tune tries: up to 16 rows of C 06 alone, else 06 and 05.
@@ -102,6 +107,21 @@ TEST(BlasTuningKernels, AreTheSmallMStepAloneForFewRowsElseBoth) {
   EXPECT_EQ(blas_tuning_kernels(Problem::packed(16, 11008, 4096)), (Names{"06_small_m"}));
   EXPECT_EQ(blas_tuning_kernels(Problem::packed(17, 64, 64)), (Names{"06_small_m", "05_packed_avx512"}));
   EXPECT_EQ(blas_tuning_kernels(Problem::packed(4096, 4096, 4096)), (Names{"06_small_m", "05_packed_avx512"}));
+}
+
+TEST(BlasTuningShapes, AreTheBenchmarksAndLlmDecodingAgainWithBTransposed) {
+  const std::vector<Problem> bench = blas_benchmark_shapes(), tuned = blas_tuning_shapes();
+  ASSERT_EQ(tuned.size(), bench.size() + 6);
+  EXPECT_TRUE(std::equal(bench.begin(), bench.end(), tuned.begin()))
+      << "the benchmark's shapes come first, as they are";
+  std::vector<std::string> transposed;
+  for (const Problem& p : bench) EXPECT_FALSE(p.transposed()) << p.shape();
+  for (auto p = tuned.begin() + static_cast<std::ptrdiff_t>(bench.size()); p != tuned.end(); ++p) {
+    transposed.push_back(shape_and_transposes(*p));
+    EXPECT_EQ(p->ldb, p->k) << "B stored N x K: " << p->shape();
+  }
+  EXPECT_EQ(transposed, (std::vector<std::string>{"1x4096x4096:NT", "4x4096x4096:NT", "16x4096x4096:NT",
+                                                  "1x11008x4096:NT", "4x11008x4096:NT", "16x11008x4096:NT"}));
 }
 
 TEST(BlasTableFile, RoundTripsAndFindsByClass) {

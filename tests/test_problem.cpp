@@ -256,6 +256,36 @@ TEST(ParseShape, RejectsDimensionsTooLarge) {
   EXPECT_THROW(parse_shape("3000000000x1x1"), std::invalid_argument);
 }
 
+TEST(ParseShapeAndTransposes, ReadsTheTransposesAndTheStoredOperandsLeadingDimensions) {
+  // A stored K x M when transposed (lda = M), B stored N x K (ldb = K); C is M x N either way.
+  const Problem nt = parse_shape_and_transposes("16x4096x512:NT");
+  EXPECT_EQ(nt.shape(), "16x4096x512");
+  EXPECT_FALSE(nt.trans_a);
+  EXPECT_TRUE(nt.trans_b);
+  EXPECT_EQ(nt.lda, 512);
+  EXPECT_EQ(nt.ldb, 512);
+  EXPECT_EQ(nt.ldc, 4096);
+  const Problem tn = parse_shape_and_transposes("7x13x5:TN");
+  EXPECT_TRUE(tn.trans_a);
+  EXPECT_FALSE(tn.trans_b);
+  EXPECT_EQ(tn.lda, 7);
+  EXPECT_EQ(tn.ldb, 13);
+  const Problem tt = parse_shape_and_transposes("7x13x5:TT");
+  EXPECT_EQ(tt.lda, 7);
+  EXPECT_EQ(tt.ldb, 5);
+  EXPECT_EQ(parse_shape_and_transposes("7x13x5:NN"), parse_shape("7x13x5"));
+  EXPECT_EQ(parse_shape_and_transposes("7x13x5"), parse_shape("7x13x5"));
+  for (const char* text : {"7x13x5", "7x13x5:TN", "7x13x5:NT", "7x13x5:TT"})
+    EXPECT_EQ(shape_and_transposes(parse_shape_and_transposes(text)), text);
+  EXPECT_EQ(shape_and_transposes(parse_shape_and_transposes("7x13x5:NN")), "7x13x5");
+}
+
+TEST(ParseShapeAndTransposes, RejectsAnythingButTheFourTransposes) {
+  for (const char* bad : {"7x13x5:", "7x13x5:N", "7x13x5:nt", "7x13x5:NTT", "7x13x5:CN", "7x13x5 :NT",
+                          "7x13:NT", ":NT", "7x13x5:NT:NT"})
+    EXPECT_THROW_CONTAINING(parse_shape_and_transposes(bad), std::invalid_argument, {bad});
+}
+
 TEST(ParsePrecision, RoundTripsEveryPrecisionName) {
   for (Precision p : {Precision::fp32, Precision::fp64, Precision::fp16, Precision::bf16, Precision::int8}) {
     EXPECT_EQ(parse_precision(to_string(p)), p) << "name " << to_string(p);

@@ -36,8 +36,11 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
                 "First tune the shapes whose class the table lacks, each with the kernels that may be fastest for "
                 "it (06_small_m up to 16 rows of C, else 06_small_m and 05_packed_avx512); the table keeps the "
                 "fastest");
-  cmd->add_option("--shapes", o->shapes,
-                  "Comma-separated MxNxK list to tune (default: the benchmark's shapes, bench/blas_bench.py)");
+  cmd->add_option(
+      "--shapes", o->shapes,
+      "Comma-separated list of MxNxK, or MxNxK:TT with the transposes (NN, TN, NT, TT: A, then B, "
+      "stored transposed), to tune (default: the benchmark's shapes, bench/blas_bench.py, and its LLM "
+      "decoding shapes with B transposed, x * W^T)");
   cmd->add_option("--precision", o->precision, "fp32 or fp64 (default: both)");
   cmd->add_option("--library-threads", o->library_threads,
                   "Comma-separated thread counts of the library to make entries for, each class tuned on at most that "
@@ -64,11 +67,17 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
       if (precisions[0] != Precision::fp32 && precisions[0] != Precision::fp64)
         throw UsageError("--precision: the BLAS library has fp32 and fp64 GEMMs");
     }
-    std::vector<Problem> shapes = blas_benchmark_shapes();
+    std::vector<Problem> shapes = blas_tuning_shapes();
     if (!o->shapes.empty()) {
       shapes.clear();
       std::stringstream list(o->shapes);
-      for (std::string item; std::getline(list, item, ',');) shapes.push_back(parse_shape(item));
+      for (std::string item; std::getline(list, item, ',');) {
+        try {
+          shapes.push_back(parse_shape_and_transposes(item));
+        } catch (const std::invalid_argument& e) {
+          throw UsageError("--shapes: " + std::string(e.what()));
+        }
+      }
     }
 
     Backend& backend = registry().backend("cpu");
@@ -138,11 +147,12 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
             if (!o->json)
               fmt::print("{} {} {} with {} on at most {} thread{} ({} configurations{}{})\n",
                          step.from_other_problems || step.finalists_of != nullptr ? "trying on" : "tuning",
-                         step.problem.shape(), to_string(step.problem.precision), step.kernel.name(), step.threads,
-                         step.threads == 1 ? "" : "s", step.configurations,
+                         shape_and_transposes(step.problem), to_string(step.problem.precision),
+                         step.kernel.name(), step.threads, step.threads == 1 ? "" : "s", step.configurations,
                          step.from_other_problems ? ", the best of the nearest other shapes"
                          : step.finalists_of != nullptr
-                             ? ", the finalists of " + step.finalists_of->shape() + ", a shape of its class"
+                             ? ", the finalists of " + shape_and_transposes(*step.finalists_of) +
+                                   ", a shape of its class"
                              : std::string(),
                          ranks::world().size > 1 ? fmt::format(", {} MPI ranks", ranks::world().size) : "");
           },

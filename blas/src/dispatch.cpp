@@ -63,6 +63,19 @@ Engine::Engine() : verbose_(verbose_from_environment()) {
     for (Precision precision : {Precision::fp32, Precision::fp64}) {
       packed_defaults_[precision == Precision::fp64] = packed.default_config(info, precision);
       small_m_defaults_[precision == Precision::fp64] = small_m.default_config(info, precision);
+      // A transposed B goes through 06's dot form: each block of k ends in MR x NV horizontal sums
+      // of vectors, so its default block is the deepest the space allows for the default tile
+      // (one thread, 16 x 4096 x 4096 NT: 29.7-30.3 GFLOP/s at KB=256, 57.4 at KB=1024; 16 x 11008 x
+      // 4096 NT 24.6 -> 40.9; Intel Xeon development machine).
+      const SearchSpace space = small_m.space(info, precision);
+      Config dot = small_m_defaults_[precision == Precision::fp64];
+      const std::vector<ParamValue>& depths = space.find("KB")->values;
+      for (auto kb = depths.rbegin(); kb != depths.rend(); ++kb) {
+        dot["KB"] = *kb;
+        if (space.is_valid(dot)) break;
+      }
+      if (!space.is_valid(dot)) dot = small_m_defaults_[precision == Precision::fp64];
+      small_m_dot_defaults_[precision == Precision::fp64] = std::move(dot);
     }
   }
   load_table();
@@ -73,11 +86,13 @@ Engine::Engine() : verbose_(verbose_from_environment()) {
                    "runs (01_naive%s); ignored\n", name, packed_ != nullptr ? ", 05_packed_avx512, 06_small_m" : "");
   }
   if (verbose_)
-    std::fprintf(stderr, "gemmlab-blas: %s, %d thread%s; %s; %zu table entries\n", info.name.c_str(), threads_,
-                 threads_ == 1 ? "" : "s",
+    std::fprintf(stderr, "gemmlab-blas: %s, %d thread%s; %s; %zu table entries\n", info.name.c_str(),
+                 threads_, threads_ == 1 ? "" : "s",
                  forced_ != nullptr ? "GEMMLAB_BLAS_KERNEL: every call on one kernel"
                  : packed_ != nullptr
-                     ? "05_packed_avx512 for a C of at least 512 x 512, 06_small_m for the others above the small problems"
+                     ? "05_packed_avx512 for a C of at least 512 x 512, 06_small_m for the others above the "
+                       "small problems "
+                       "(B transposed: 06_small_m up to 16 rows of C, 05_packed_avx512 above)"
                      : "no AVX-512: 01_naive for every call",
                  table_ ? table_->entries.size() : std::size_t{0});
 }
@@ -86,7 +101,10 @@ Engine::Engine() : verbose_(verbose_from_environment()) {
 // single_thread_volume.
 Config Engine::default_config(const Kernel& kernel, const Problem& p) const {
   if (&kernel == naive_) return {};
-  Config config = (&kernel == small_m_ ? small_m_defaults_ : packed_defaults_)[p.precision == Precision::fp64];
+  const Config* defaults = &kernel != small_m_ ? packed_defaults_
+                           : p.trans_b         ? small_m_dot_defaults_
+                                               : small_m_defaults_;
+  Config config = defaults[p.precision == Precision::fp64];
   config["threads"] = volume(p) < single_thread_volume ? 1 : threads_;
   return config;
 }
@@ -164,10 +182,25 @@ void Engine::load_table() {
 // environment and the CPU are fixed when the engine is built).
 Engine::Decision Engine::decide(const Problem& p) const {
   if (forced_ != nullptr) return {forced_, default_config(*forced_, p), "GEMMLAB_BLAS_KERNEL, default configuration"};
-  if (const BlasTableEntry* entry = table_ ? table_->find(p, threads_) : nullptr) {
-    Config config = entry->config;
-    if (auto t = config.find("threads"); t != config.end()) t->second = std::min<ParamValue>(t->second, threads_);
-    return {library_kernel(entry->kernel), std::move(config), entry->source};
+  // An entry's kernel and configuration, its threads capped at the library's.
+  const auto from_entry = [&](const BlasTableEntry& entry, std::string why) -> Decision {
+    Config config = entry.config;
+    if (auto t = config.find("threads"); t != config.end())
+      t->second = std::min<ParamValue>(t->second, threads_);
+    return {library_kernel(entry.kernel), std::move(config), std::move(why)};
+  };
+  if (const BlasTableEntry* entry = table_ ? table_->find(p, threads_) : nullptr)
+    return from_entry(*entry, entry->source);
+  // Transposes the table has no entry for: 05's entry for the same sizes untransposed serves them,
+  // since 05 reads the transposes while packing and the rest runs as tuned (one thread, 2048^3:
+  // TN/NT/TT 161-178 GFLOP/s at the defaults, 174-190 at the NN entry's configuration). 06's does
+  // not carry over: with B transposed it runs another loop (its dot form).
+  if (Problem untransposed = p; table_ && p.transposed()) {
+    untransposed.trans_a = untransposed.trans_b = false;
+    if (const BlasTableEntry* entry = table_->find(untransposed, threads_);
+        entry != nullptr && library_kernel(entry->kernel) == packed_)
+      return from_entry(*entry,
+                        entry->source + "; the same sizes' NN entry: 05 packs " + p.transposes() + " as NN");
   }
   if (packed_ == nullptr) return {naive_, {}, "no AVX-512 on this CPU"};
   if (const Kernel* chosen = library_kernel(default_blas_kernel(p)); chosen != naive_)

@@ -3,11 +3,16 @@
 //   - the entry of the problem's shape class in the tuned table (gemmlab/blas_table.hpp), when
 //     there is a table for this device (blas_table_path(); a table made for another device, or
 //     one that cannot be read, is ignored with one warning on stderr), its threads capped at the
-//     library's;
+//     library's; for transposes the table has no entry for, the entry of the same sizes
+//     untransposed (NN) where that is 05_packed_avx512's: 05 reads any transposes in its packing,
+//     and its micro-kernel and blocking then run as they were tuned;
 //   - otherwise default_blas_kernel (gemmlab/blas_table.hpp: 01_naive for the tiniest problems,
-//     05_packed_avx512 for a large C, 06_small_m for the others) in its default configuration
+//     05_packed_avx512 for a large C, 06_small_m for the others; with B transposed 06_small_m up
+//     to 16 rows of C, 05_packed_avx512 above) in its default configuration
 //     for this CPU, on the library's threads (GEMMLAB_NUM_THREADS, else OMP_NUM_THREADS, else
 //     every core), one thread below single_thread_volume; where the CPU lacks AVX-512, 01_naive.
+//     06_small_m with B transposed takes the deepest block of k (KB) its space allows for the
+//     default tile: it then reads B with its dot form, whose every block ends in horizontal sums.
 // GEMMLAB_BLAS_KERNEL=NAME (01_naive, 05_packed_avx512 or 06_small_m) runs every call on that
 // kernel in its default configuration, table and rule aside: to check one kernel with a BLAS
 // client's own tests (netlib's testers do so for each). An unknown name is ignored with a warning.
@@ -64,6 +69,7 @@ class Engine {
   const Kernel* forced_ = nullptr;   // GEMMLAB_BLAS_KERNEL's, where set
   Config packed_defaults_[2];        // fp32, fp64
   Config small_m_defaults_[2];       // fp32, fp64
+  Config small_m_dot_defaults_[2];   // fp32, fp64: 06's defaults for a transposed B
   std::optional<BlasTable> table_;  // entries checked against today's kernels and spaces
   int threads_ = 1;
   bool verbose_ = false;

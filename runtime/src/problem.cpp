@@ -162,4 +162,28 @@ Problem parse_shape(std::string_view text) {
   throw std::invalid_argument("shape '" + std::string(text) + "' is not of the form MxNxK");
 }
 
+Problem parse_shape_and_transposes(std::string_view text) {
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) return parse_shape(text);
+  Problem p;
+  try {
+    p = parse_shape(text.substr(0, colon));
+  } catch (const std::invalid_argument&) {  // the message quotes the whole text, transposes and all
+    throw std::invalid_argument("shape '" + std::string(text) + "' is not of the form MxNxK or MxNxK:TT");
+  }
+  const std::string_view transposes = text.substr(colon + 1);
+  if (transposes != "NN" && transposes != "TN" && transposes != "NT" && transposes != "TT")
+    throw std::invalid_argument("shape '" + std::string(text) +
+                                "': the transposes after ':' are NN, TN, NT or TT");
+  p.trans_a = transposes[0] == 'T';
+  p.trans_b = transposes[1] == 'T';
+  p.lda = p.a_cols();
+  p.ldb = p.b_cols();
+  return p;
+}
+
+std::string shape_and_transposes(const Problem& p) {
+  return p.transposed() ? p.shape() + ":" + p.transposes() : p.shape();
+}
+
 }  // namespace gemmlab

@@ -4,9 +4,10 @@ blas-table` turns it into a table, and numpy with libgemmlab_blas.so preloaded r
 configuration for that shape class (GEMMLAB_BLAS_VERBOSE says so). A table made for another
 device, a stale entry and a file that is not JSON are each ignored with a warning, printed once,
 and the products stay right, as with an unknown GEMMLAB_BLAS_KERNEL; a known one puts the table
-aside. `gemmlab blas-table --tune` tunes a few-row shape with 06_small_m, and the library runs
-that entry: the one for its thread count, also in a process bound to one of the cores the table
-was made with.
+aside. Transposed calls of a class the table lacks run 05's entry for the same sizes untransposed,
+never 06's (whose dot form reads a transposed B). `gemmlab blas-table --tune` tunes a few-row
+shape with 06_small_m, also with B transposed (MxNxK:NT), and the library runs that entry: the
+one for its thread count, also in a process bound to one of the cores the table was made with.
 
     table_blas_test.py GEMMLAB LIBRARY        (with a Python that has numpy)
 """
@@ -22,9 +23,15 @@ PRODUCT = """
 import sys
 import numpy as np
 m, n, k = (int(x) for x in sys.argv[1:4])
+transposes = sys.argv[4]
 rng = np.random.default_rng(3)
 a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
 b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+# Stored transposed where asked (A as K x M, B as N x K): numpy passes the views' transposes on.
+if transposes[0] == "T":
+    a = np.ascontiguousarray(a.T).T
+if transposes[1] == "T":
+    b = np.ascontiguousarray(b.T).T
 for _ in range(2):
     c = a @ b
 truth = a.astype(np.float64) @ b.astype(np.float64)
@@ -45,11 +52,12 @@ def run(command, env=None, expect=0):
     return done
 
 
-def product(library, table, shape=(300, 200, 256), kernel="", threads="", cpus=None):
-    """numpy's products with the library preloaded; `cpus`: the CPUs the process is bound to."""
+def product(library, table, shape=(300, 200, 256), kernel="", threads="", cpus=None, transposes="NN"):
+    """numpy's products with the library preloaded; `cpus`: the CPUs the process is bound to;
+    `transposes`: how A and B are stored (NN, TN, NT, TT)."""
     env = dict(os.environ, LD_PRELOAD=library, GEMMLAB_BLAS_VERBOSE="1", GEMMLAB_BLAS_TABLE=table,
                GEMMLAB_BLAS_KERNEL=kernel, GEMMLAB_NUM_THREADS=threads)
-    command = [sys.executable, "-c", PRODUCT] + [str(x) for x in shape]
+    command = [sys.executable, "-c", PRODUCT] + [str(x) for x in shape] + [transposes]
     if cpus is not None:
         command = ["taskset", "--cpu-list", ",".join(str(c) for c in sorted(cpus))] + command
     done = run(command, env)
@@ -57,8 +65,8 @@ def product(library, table, shape=(300, 200, 256), kernel="", threads="", cpus=N
         fail(f"the product is wrong with the table {table}: {done.stdout} {done.stderr[-2000:]}")
     # The float32 products (the float64 truth goes through the library too, as dgemm).
     calls = [line for line in done.stderr.splitlines() if " -> cpu/" in line and "sgemm" in line]
-    if len(calls) != 2:
-        fail(f"expected 2 logged float32 calls, got: {done.stderr[-2000:]}")
+    if len(calls) != 2 or any(f" {transposes} -> " not in call for call in calls):
+        fail(f"expected 2 logged float32 {transposes} calls, got: {done.stderr[-2000:]}")
     return calls, done.stderr
 
 
@@ -84,10 +92,19 @@ def main():
 
         calls, _ = product(library, table)
         params = ", ".join(f"{k}={v}" for k, v in sorted(tuned["params"].items()))
+        logged_params = "{" + " ".join(f"{k}={v}" for k, v in sorted(tuned["params"].items())) + "}"
         for call in calls:
             if "tuned " not in call or "05_packed_avx512" not in call:
                 fail(f"the call did not use the table: {call}")
         print("tuned:", calls[0])
+        # Transposes the table has no entry for run 05's entry for the same sizes untransposed:
+        # 05 reads them in its packing.
+        for transposes in ("TN", "NT", "TT"):
+            calls, _ = product(library, table, transposes=transposes)
+            if any("tuned " not in c or f"NN entry: 05 packs {transposes} as NN" not in c or logged_params not in c
+                   for c in calls):
+                fail(f"the {transposes} call did not run the same sizes' NN entry of 05: {calls}")
+        print("transposed, from the NN entry:", calls[0])
 
         # GEMMLAB_BLAS_KERNEL puts the table aside; a name that is not the library's is ignored, once.
         calls, _ = product(library, table, kernel="06_small_m")
@@ -151,6 +168,22 @@ def main():
             if "tuned " not in call or "06_small_m" not in call:
                 fail(f"the few-row call did not use its tuned 06_small_m entry: {call}")
         print("tuned, few rows:", calls[0])
+        # 06's NN entry does not serve B transposed (another loop, the dot form): the defaults do,
+        # with the deepest block of k the space allows for the default 8-row tile in fp32
+        # (8 x KB x 4 bytes within a 32-48 KiB L1d: KB = 1024).
+        calls, _ = product(library, table, (5, 300, 256), transposes="NT")
+        if any("(default configuration" not in c or "06_small_m {KB=1024 MR=8 " not in c for c in calls):
+            fail(f"the NT call with only an NN entry of 06 did not run 06's dot-form defaults: {calls}")
+        # Tuned with B transposed (--shapes MxNxK:NT), the class has its own entry, which the library runs.
+        run([gemmlab, "blas-table", "--tune", "--shapes", "5x300x256:NT", "--precision", "fp32", "--budget", "3",
+             "--cache", cache, "--out", table], env)
+        entries = json.load(open(table))["entries"]
+        if not any(e["transposes"] == "NT" and e["m_bucket"] == 2 and e["kernel"] == "06_small_m" for e in entries):
+            fail(f"blas-table --tune --shapes 5x300x256:NT made no NT entry of 06_small_m: {entries}")
+        calls, _ = product(library, table, (5, 300, 256), transposes="NT")
+        if any("tuned " not in c or "for 5x300x256 NT" not in c for c in calls):
+            fail(f"the NT call did not run its own tuned entry: {calls}")
+        print("tuned, B transposed:", calls[0])
         # The library takes the entry for its own thread count (labelled here to tell them apart).
         labelled = json.load(open(table))
         for e in labelled["entries"]:
@@ -178,6 +211,10 @@ def main():
         # The command's own errors.
         run([gemmlab, "blas-table", "--tune", "--no-cache", "--out", table], env, expect=2)
         run([gemmlab, "blas-table", "--cache", cache, "--out", table, "--precision", "int8"], env, expect=2)
+        done = run([gemmlab, "blas-table", "--tune", "--shapes", "5x300x256:XT", "--cache", cache, "--out", table], env,
+                   expect=2)
+        if "5x300x256:XT" not in done.stderr or len(done.stderr.strip().splitlines()) != 1:
+            fail(f"a shape with unknown transposes did not get one line naming it: {done.stderr}")
         print(f"the table's entry {tuned['class']} {{{params}}} was used; foreign, stale and broken tables ignored")
 
 

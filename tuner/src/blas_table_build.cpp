@@ -173,6 +173,7 @@ BlasTable blas_table_from_cache(const ResultsCache& cache, const DeviceInfo& dev
 
 std::string_view default_blas_kernel(const Problem& p) {
   if (p.flops() / 2 < small_problem_volume) return "01_naive";
+  if (p.trans_b) return p.m <= small_m_rows ? "06_small_m" : "05_packed_avx512";
   return p.m >= packed_min_rows && p.n >= packed_min_columns ? "05_packed_avx512" : "06_small_m";
 }
 
@@ -410,6 +411,14 @@ std::vector<Problem> blas_benchmark_shapes() {
            {12544, 64, 147}, {3136, 64, 576}, {784, 128, 1152},      // ResNet-50 im2col: conv1, 3x3 layers
            {196, 256, 2304}, {49, 512, 4608}})
     shapes.push_back(Problem::packed(m, n, k));
+  return shapes;
+}
+
+std::vector<Problem> blas_tuning_shapes() {
+  std::vector<Problem> shapes = blas_benchmark_shapes();
+  for (std::int64_t n : {4096, 11008})
+    for (std::int64_t m : {1, 4, 16})
+      shapes.push_back(parse_shape_and_transposes(std::to_string(m) + "x" + std::to_string(n) + "x4096:NT"));
   return shapes;
 }
 

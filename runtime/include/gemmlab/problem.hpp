@@ -87,5 +87,11 @@ void validate(const Problem& p, const void* a, const void* b, const void* c);
 
 // "MxNxK" -> packed fp32 problem; throws std::invalid_argument.
 Problem parse_shape(std::string_view text);
+// "MxNxK", or "MxNxK:" followed by NN, TN, NT or TT (A, then B, stored transposed: BLAS's TRANSA and
+// TRANSB) -> packed fp32 problem, each leading dimension the row length of its operand as stored;
+// throws std::invalid_argument. shape_and_transposes() writes it back.
+Problem parse_shape_and_transposes(std::string_view text);
+// "MxNxK" for NN, else "MxNxK:TT".
+std::string shape_and_transposes(const Problem& p);
 
 }  // namespace gemmlab

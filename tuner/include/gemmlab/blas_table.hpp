@@ -88,8 +88,11 @@ void write_blas_table(const BlasTable& table, const std::string& path);
 // below small_problem_volume (M*N*K) 01_naive, which neither packs nor starts threads; a C of at
 // least packed_min_rows x packed_min_columns 05_packed_avx512, whose packed panels then serve
 // enough rows and columns to pay for the copies; the others 06_small_m, which reads both
-// operands where they lie (measured in docs/blas.md). Below single_thread_volume it runs on one
-// thread.
+// operands where they lie (measured in docs/blas.md). With B transposed, 06_small_m reads it with
+// its dot form, which streams B once but re-reads A for every few columns: it serves up to
+// small_m_rows rows of C, 05_packed_avx512 the rest (one thread: 64^3 NT 18 -> 100 GFLOP/s,
+// 4096 x 64 x 4096 NT 76 -> 157, 16 x 4096 x 4096 NT 60 on 06 against 20 on 05). Below
+// single_thread_volume it runs on one thread.
 inline constexpr double small_problem_volume = 16.0 * 16 * 16;
 inline constexpr double single_thread_volume = 96.0 * 96 * 96;
 inline constexpr std::int64_t packed_min_rows = 512, packed_min_columns = 512;
@@ -175,6 +178,11 @@ std::size_t tune_missing_classes(Device& device,
 // (M = 1, 4, 16 against 4096 x 4096 and 4096 x 11008) and ResNet-50 convolutions as im2col GEMMs.
 // Packed row-major fp32 problems.
 std::vector<Problem> blas_benchmark_shapes();
+// The shapes `gemmlab blas-table --tune` tunes by default: the benchmark's, and LLM decoding's
+// again with B transposed (x * W^T: how a model's layer stores its weight, N x K). Their classes
+// are the NT ones, and 06_small_m reads such a B with another loop (its dot form), whose best
+// blocking is not the one tuned for B untransposed.
+std::vector<Problem> blas_tuning_shapes();
 
 // $GEMMLAB_BLAS_TABLE, else $XDG_CACHE_HOME/gemmlab/blas-table.json, else
 // $HOME/.cache/gemmlab/blas-table.json; "" when none of these variables is set.
