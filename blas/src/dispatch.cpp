@@ -91,8 +91,7 @@ Engine::Engine() : verbose_(verbose_from_environment()) {
                  forced_ != nullptr ? "GEMMLAB_BLAS_KERNEL: every call on one kernel"
                  : packed_ != nullptr
                      ? "05_packed_avx512 for a C of at least 512 x 512, 06_small_m for the others above the "
-                       "small problems "
-                       "(B transposed: 06_small_m up to 16 rows of C, 05_packed_avx512 above)"
+                       "small problems (B transposed: 06_small_m up to 16 rows of C, 05_packed_avx512 above)"
                      : "no AVX-512: 01_naive for every call",
                  table_ ? table_->entries.size() : std::size_t{0});
 }
