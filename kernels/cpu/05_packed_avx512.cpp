@@ -232,6 +232,12 @@ void pack_a_panel_transposed(const T* a, std::int64_t lda, std::int64_t rows, st
   }
 }
 
+// A transposed B is dealt out in blocks of b_transposed_block steps of k: the block's rows of the
+// panel (b_transposed_block x NR values) stay in L1 while each column's run of k values (one cache
+// line) is read and written down them. Column by column over the whole depth, each value went to
+// a line of its own, out of L1 by the time the next column came back to it (a panel 256 deep and
+// 48 wide is 48 KiB).
+constexpr std::int64_t b_transposed_block = 16;
 template <class T>
 void pack_b_block_transposed(const T* b, std::int64_t ldb, std::int64_t depth, std::int64_t cols, int nr, T* packed) {
   const std::int64_t panels = (cols + nr - 1) / nr;
@@ -239,13 +245,14 @@ void pack_b_block_transposed(const T* b, std::int64_t ldb, std::int64_t depth, s
     T* out = packed + jp * depth * nr;
     const std::int64_t width = std::min<std::int64_t>(nr, cols - jp * nr),
                        panel_nr = edge_width<T>(width, nr);
-    for (std::int64_t j = 0; j < panel_nr; ++j) {
-      if (j >= width) {
-        for (std::int64_t k = 0; k < depth; ++k) out[k * panel_nr + j] = T(0);
-        continue;
+    for (std::int64_t k0 = 0; k0 < depth; k0 += b_transposed_block) {
+      const std::int64_t k_end = std::min(depth, k0 + b_transposed_block);
+      for (std::int64_t j = 0; j < width; ++j) {
+        const T* src = b + (jp * nr + j) * ldb;
+        for (std::int64_t k = k0; k < k_end; ++k) out[k * panel_nr + j] = src[k];
       }
-      const T* src = b + (jp * nr + j) * ldb;
-      for (std::int64_t k = 0; k < depth; ++k) out[k * panel_nr + j] = src[k];
+      for (std::int64_t j = width; j < panel_nr; ++j)
+        for (std::int64_t k = k0; k < k_end; ++k) out[k * panel_nr + j] = T(0);
     }
   }
 }
