@@ -4,10 +4,11 @@
 // alternating blocks with each peer library on the same buffers (measure_interleaved: each block
 // starts with discarded runs, so the other library's spinning threads have settled). Prints one
 // JSON document: per shape and peer, both medians and their ratio. A shape given as MxNxK:TT
-// (--shapes) is called with those transposes, each operand stored as they say, and named so. For the squares
-// of 1024 and more, gemmlab is also timed in alternating blocks with the FMA loop behind `gemmlab devices`'
-// ceiling (cpu::run_fma_loop, on as many cores): "ceilings" gives per shape both rates and
-// gemmlab's share of the ceiling taken at the same moments, as its ratios to the peers are.
+// (--shapes) is called with those transposes, each operand stored as they say, and named so. For
+// the squares of 1024 and more, gemmlab is also timed in alternating blocks with the FMA loop
+// behind `gemmlab devices`' ceiling (cpu::run_fma_loop, on as many cores): "ceilings" gives per
+// shape both rates and gemmlab's share of the ceiling taken at the same moments, as its ratios to
+// the peers are.
 //
 //   blas_bench --threads N [--shapes MxNxK[:TT],...] [--precision fp32|fp64] [--max-seconds S]
 //
