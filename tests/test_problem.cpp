@@ -278,6 +278,11 @@ TEST(ParseShapeAndTransposes, ReadsTheTransposesAndTheStoredOperandsLeadingDimen
   for (const char* text : {"7x13x5", "7x13x5:TN", "7x13x5:NT", "7x13x5:TT"})
     EXPECT_EQ(shape_and_transposes(parse_shape_and_transposes(text)), text);
   EXPECT_EQ(shape_and_transposes(parse_shape_and_transposes("7x13x5:NN")), "7x13x5");
+  // An empty dimension still leaves leading dimensions of at least 1 (BLAS's LDA >= max(1, rows)).
+  const Problem empty = parse_shape_and_transposes("0x3x0:TT");
+  EXPECT_EQ(empty.lda, 1);
+  EXPECT_EQ(empty.ldb, 1);
+  EXPECT_NO_THROW(validate(empty));
 }
 
 TEST(ParseShapeAndTransposes, RejectsAnythingButTheFourTransposes) {

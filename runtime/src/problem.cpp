@@ -1,5 +1,6 @@
 #include "gemmlab/problem.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -141,6 +142,13 @@ void validate(const Problem& p, const void* a, const void* b, const void* c) {
   }
 }
 
+Problem with_padding(Problem p, std::int64_t extra) {
+  p.lda = std::max<std::int64_t>(1, p.a_cols()) + extra;
+  p.ldb = std::max<std::int64_t>(1, p.b_cols()) + extra;
+  p.ldc = std::max<std::int64_t>(1, p.n) + extra;
+  return p;
+}
+
 Problem parse_shape(std::string_view text) {
   std::int64_t dims[3] = {0, 0, 0};
   std::size_t pos = 0;
@@ -177,9 +185,7 @@ Problem parse_shape_and_transposes(std::string_view text) {
                                 "': the transposes after ':' are NN, TN, NT or TT");
   p.trans_a = transposes[0] == 'T';
   p.trans_b = transposes[1] == 'T';
-  p.lda = p.a_cols();
-  p.ldb = p.b_cols();
-  return p;
+  return with_padding(p, 0);
 }
 
 std::string shape_and_transposes(const Problem& p) {

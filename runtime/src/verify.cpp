@@ -17,13 +17,6 @@ std::vector<Problem> default_verification_shapes() {
 
 std::vector<Scalars> default_verification_scalars() { return {{1.0, 0.0}, {-0.75, 1.25}}; }
 
-Problem with_padding(Problem p, std::int64_t extra) {
-  p.lda = std::max<std::int64_t>(1, p.a_cols()) + extra;
-  p.ldb = std::max<std::int64_t>(1, p.b_cols()) + extra;
-  p.ldc = std::max<std::int64_t>(1, p.n) + extra;
-  return p;
-}
-
 std::vector<Config> sampled_configurations(const SearchSpace& space, const Config& defaults, std::size_t sample) {
   std::vector<Config> configs = space.extremes(defaults);
   if (sample == 0) return configs;

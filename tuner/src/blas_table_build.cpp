@@ -417,8 +417,11 @@ std::vector<Problem> blas_benchmark_shapes() {
 std::vector<Problem> blas_tuning_shapes() {
   std::vector<Problem> shapes = blas_benchmark_shapes();
   for (std::int64_t n : {4096, 11008})
-    for (std::int64_t m : {1, 4, 16})
-      shapes.push_back(parse_shape_and_transposes(std::to_string(m) + "x" + std::to_string(n) + "x4096:NT"));
+    for (std::int64_t m : {1, 4, 16}) {
+      Problem p = Problem::packed(m, n, 4096);
+      p.trans_b = true;
+      shapes.push_back(with_padding(p, 0));  // B stored N x K
+    }
   return shapes;
 }
 

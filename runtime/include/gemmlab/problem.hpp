@@ -85,6 +85,10 @@ void validate(const Problem& p);
 // As above, and the operand pointers: a pointer that would be read or written must not be null.
 void validate(const Problem& p, const void* a, const void* b, const void* c);
 
+// The same problem with every leading dimension `extra` elements longer than its row as stored
+// (at least 1, as BLAS asks): with_padding(p, 0) packs it for its transposes.
+Problem with_padding(Problem p, std::int64_t extra);
+
 // "MxNxK" -> packed fp32 problem; throws std::invalid_argument.
 Problem parse_shape(std::string_view text);
 // "MxNxK", or "MxNxK:" followed by NN, TN, NT or TT (A, then B, stored transposed: BLAS's TRANSA and

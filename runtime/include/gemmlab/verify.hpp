@@ -69,7 +69,4 @@ struct CompileCase {
 std::vector<CompileCase> compile_check_kernel(const Kernel& kernel, const std::vector<Precision>& precisions,
                                               std::size_t sample = 0);
 
-// The same problem with every leading dimension `extra` elements longer than its row.
-Problem with_padding(Problem p, std::int64_t extra);
-
 }  // namespace gemmlab
