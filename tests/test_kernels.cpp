@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -327,10 +328,10 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
   const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
   // The preferences, as the kernel files document them.
   const Config blocked_fp32{{"MC", 64}, {"KC", 256}, {"NC", 1024}};
-  const Config packed_fp32{{"MR", 14},   {"NV", 2},      {"MC", 2688}, {"KC", 384},
-                           {"NC", 1024}, {"threads", 4}, {"PACK_A", 0}};
+  const Config packed_fp32{{"MR", 6},   {"NV", 4},      {"MC", 2688}, {"KC", 1024},
+                           {"NC", 256}, {"threads", 4}, {"PACK_A", 0}};
   Config packed_fp64 = packed_fp32;
-  packed_fp64["KC"] = 192;
+  packed_fp64["KC"] = 512;
   for (const auto& [kernel, precision, preferred] :
        {std::tuple{&blocked, Precision::fp32, blocked_fp32}, {&packed, Precision::fp32, packed_fp32},
         {&packed, Precision::fp64, packed_fp64}}) {
@@ -346,7 +347,8 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
 }
 
 // A search starts from the default, then from each other tile that fills the 32 zmm registers
-// (05's four), each valid on the device and none twice; 06 also from a shallow KB, 6 x 4 and the
+// (05's four, each with the deepest KC whose A panel fits half of a 48 KiB L1d), each valid on the
+// device and none twice; 06 also from a shallow KB, 6 x 4 and the
 // depth split between threads; a kernel
 // without variants starts from its default alone. On small caches the variants are moved to
 // valid blocks as the default is.
@@ -373,7 +375,14 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
       }
       if (caches == &large) {
         EXPECT_EQ(tiles, (std::set<std::pair<ParamValue, ParamValue>>{{14, 2}, {12, 2}, {8, 3}, {6, 4}})) << what;
-        EXPECT_EQ(starts.back().at("KC"), precision == Precision::fp32 ? 256 : 128) << what;  // 6 x 4
+        // Each the deepest KC of the space with MR*KC*4 bytes <= 24 KiB (14 x 2: 384, as 448 would
+        // take 24.5 KiB); fp64's half as deep.
+        const std::map<std::pair<ParamValue, ParamValue>, ParamValue> deepest_fp32{
+            {{6, 4}, 1024}, {{8, 3}, 768}, {{12, 2}, 512}, {{14, 2}, 384}};
+        for (const Config& start : starts)
+          EXPECT_EQ(start.at("KC") * (precision == Precision::fp32 ? 1 : 2),
+                    deepest_fp32.at({start.at("MR"), start.at("NV")}))
+              << what << ": " << to_string(start);
       }
     }
   // 06: its default, then the shallow block for B streamed from memory, then the 6 x 4 tile, then
