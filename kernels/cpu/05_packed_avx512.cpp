@@ -129,9 +129,6 @@ template <class T, int MR, int NV>
   for (int r = 0; r < mr; ++r)
     for (int v = 0; v < NV; ++v)
       _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + v * L), _MM_HINT_T0);
-  for (int r = 0; r < mr; ++r)
-    for (int v = 0; v < NV; ++v)
-      _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + (NV + v) * L), _MM_HINT_T1);
 
   if (a_row_step == 1 && a_k_step == MR)
     accumulate<T, MR, NV>(kc, a_panel, 1, MR, b_panel, acc);
@@ -481,7 +478,7 @@ class PackedAvx512 final : public CpuKernel {
   // takes the nearest valid configuration. A 6 x 4 tile with the deepest KC its A panel allows
   // (half of L1d) and a B block of about half of L2: each depth block reads and writes all of C
   // once more, so a deep KC saves passes over C. On the Intel Xeon development machine, one
-  // process timing each configuration beside oneDNN, it ran 0.97-1.05 of oneDNN where 14 x 2 with
+  // process timing each configuration beside oneDNN, it ran 0.91-1.05 of oneDNN where 14 x 2 with
   // KC=384 and NC=1024 (the previous default) ran 0.85-0.97: 256^3 to 4096^3, one and two threads;
   // fp64 1.11-1.23 of OpenBLAS against 0.97-1.09.
   Config preferred_config(const DeviceInfo& d, Precision precision) const override {
