@@ -406,13 +406,15 @@ class RecordingRunner final : public ConfigurationRunner {
 
 // The configurations each runner of a table search was asked for (one runner per kernel, shape
 // and thread count, in order): `kernel` alone on `p` at `counts`, a budget of 8.
-std::vector<std::vector<Config>> recorded_searches(const Kernel& kernel, const Problem& p, const std::vector<int>& counts) {
+std::vector<std::vector<Config>> recorded_searches(
+    const Kernel& kernel, const Problem& p, const std::vector<int>& counts,
+    std::function<double(const Config&)> speed = made_up_gflops) {
   Scratch scratch;
   ResultsCache cache(scratch.file("c.sqlite"));
   std::vector<std::vector<Config>> evaluated;
   const RunnerFactory runners = [&](const Kernel&, const Problem&) {
     evaluated.emplace_back();
-    return std::make_unique<RecordingRunner>(evaluated.back());
+    return std::make_unique<RecordingRunner>(evaluated.back(), speed);
   };
   TuneOptions options;
   options.budget.evaluations = 8;
@@ -429,12 +431,21 @@ std::vector<std::vector<Config>> recorded_searches(const Kernel& kernel, const P
 TEST(BlasTableTuning, StartsTheLargerThreadCountFromTheSmallerCountsBest) {
   if (cpu_device().info().cores < 2) GTEST_SKIP() << "needs two cores";
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
-  const std::vector<std::vector<Config>> evaluated = recorded_searches(small_m, Problem::packed(3, 70, 20), {1, 2});
+  // The starting configurations run slowest, so that the one-thread search's best is one it found
+  // beyond them.
+  const auto is_start = [&](Config c) {
+    std::vector<Config> starts = small_m.starting_configs(cpu_device().info(), Precision::fp32);
+    for (Config& start : starts) start["threads"] = c.at("threads");
+    return std::find(starts.begin(), starts.end(), c) != starts.end();
+  };
+  const auto speed = [&](const Config& c) { return is_start(c) ? 1.0 : made_up_gflops(c); };
+  const std::vector<std::vector<Config>> evaluated =
+      recorded_searches(small_m, Problem::packed(3, 70, 20), {1, 2}, speed);
   // One search per thread count; then a try of the two-thread best on one thread may follow.
   ASSERT_GE(evaluated.size(), 2u) << "one search per thread count";
-  const auto fastest = std::max_element(evaluated[0].begin(), evaluated[0].end(), [](const Config& a, const Config& b) {
-    return made_up_gflops(a) < made_up_gflops(b);
-  });
+  const auto fastest =
+      std::max_element(evaluated[0].begin(), evaluated[0].end(),
+                       [&](const Config& a, const Config& b) { return speed(a) < speed(b); });
   ASSERT_NE(fastest, evaluated[0].end());
   for (const Config& c : evaluated[0]) EXPECT_EQ(c.at("threads"), 1) << "the one-thread search stays on one thread";
   Config expected = *fastest;

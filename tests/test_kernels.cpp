@@ -384,11 +384,11 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
               << what << ": " << to_string(start);
       }
     }
-  // 06: its default, then the shallow block for B streamed from memory, then the 6 x 4 tile, then
-  // (several cores) the threads splitting the depth.
+  // 06: its default, then the shallow block for B streamed from memory, then the 6 x 4 tile in
+  // both orders, then (several cores) the threads splitting the depth.
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
   const std::vector<Config> small_m_starts = small_m.starting_configs(large, Precision::fp32);
-  ASSERT_EQ(small_m_starts.size(), 4u);
+  ASSERT_EQ(small_m_starts.size(), 5u);
   EXPECT_EQ(small_m_starts[0], small_m.default_config(large, Precision::fp32));
   Config shallow = small_m_starts[0];
   shallow["KB"] = 24;
@@ -398,12 +398,16 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
   wide["NV"] = 4;
   EXPECT_EQ(small_m_starts[2], wide);
   EXPECT_TRUE(small_m.space(large, Precision::fp32).is_valid(wide));
+  Config rows = wide;
+  rows["STREAM"] = 1;
+  EXPECT_EQ(small_m_starts[3], rows);
+  EXPECT_TRUE(small_m.space(large, Precision::fp32).is_valid(rows));
   Config split = small_m_starts[0];
   split["SPLIT_K"] = 1;
-  EXPECT_EQ(small_m_starts[3], split);
+  EXPECT_EQ(small_m_starts[4], split);
   DeviceInfo one_core = large;
   one_core.cores = 1;
-  EXPECT_EQ(small_m.starting_configs(one_core, Precision::fp32).size(), 3u);
+  EXPECT_EQ(small_m.starting_configs(one_core, Precision::fp32).size(), 4u);
   const Kernel& blocked = registry().kernel("cpu", "03_cache_blocked");
   EXPECT_EQ(blocked.starting_configs(large, Precision::fp32),
             std::vector<Config>{blocked.default_config(large, Precision::fp32)});
@@ -480,6 +484,32 @@ TEST(SmallMKernel, SplitsTheDepthBetweenThreadsAndMatchesTheReference) {
         ++cases;
       }
   EXPECT_EQ(cases, 48);
+}
+
+// 06's row form (STREAM=1) keeps a block of C's rows within half of L2 while B's rows stream
+// past: a C wider than that is done in blocks of columns, each starting B's rows anew. 14 rows
+// (one full pass) and 3 more, wide enough for a second, partial block that ends off a vector,
+// in both precisions, on poisoned C (beta 0) and not, with A read in place or transposed.
+TEST(SmallMKernel, TheRowFormCoversAWideCInBlocksOfColumns) {
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  SKIP_IF_UNSUPPORTED(small_m);
+  int cases = 0;
+  for (Precision precision : {Precision::fp32, Precision::fp64})
+    for (double beta : {1.25, 0.0})
+      for (int layout : {0, 1}) {
+        Config config = small_m.default_config(cpu_device().info(), precision);
+        config["MR"] = 14;
+        config["NV"] = 1;
+        config["KB"] = 256;
+        config["STREAM"] = 1;
+        config["threads"] = 1;
+        const std::int64_t l2 = *small_m.space(cpu_device().info(), precision).value_of("L2", config);
+        const std::int64_t block = l2 / 2 / static_cast<std::int64_t>(element_size(precision)) / 14;
+        expect_matches_reference_in_layout(
+            small_m, config, Problem::packed(17, block + 37, 19, precision, -0.75, beta), layout);
+        ++cases;
+      }
+  EXPECT_EQ(cases, 8);
 }
 
 // A BLAS table tuned before SPLIT_K names 06 configurations without it: they stay valid, and run

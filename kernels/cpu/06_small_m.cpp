@@ -18,10 +18,15 @@
 //  - The axpy form's other order, the "row" form (STREAM = 1): for one or a few rows of C, the
 //    tile's strided strip (KB runs of NR values, each ldb apart) is the wrong shape for memory:
 //    too many streams for the prefetcher, a page each. Instead C's rows (a block of columns at a
-//    time) stay in L1 while B goes past in groups of 16 / NV rows, each row one long contiguous
-//    run; every vector of B loaded serves all of the pass's rows of C. C is read and written
-//    once per group, from L1. Measured on the development machine at 1 x 4096 x 4096, one
+//    time) stay in cache while B goes past in groups of 16 / NV rows, each row one long
+//    contiguous run; every vector of B loaded serves all of the pass's rows of C. C is read and
+//    written once per group. Measured on the development machine at 1 x 4096 x 4096, one
 //    thread: 20 GFLOP/s (40 GB/s of B) against 9.1-12.8 for the tile order over its NV and KB.
+//    The block of C is as wide as half of L2 holds, not the part of L1 it could keep: every
+//    block starts each row of B's stream anew, and a longer run keeps the prefetcher ahead for
+//    longer; the loads and stores of C from L2 stay well within its bandwidth (a block of 16 KiB
+//    -> 1 MiB, one thread, beside oneDNN: 1 x 11008 x 4096 0.99-1.00 -> 1.02-1.07, 16 x 11008 x
+//    4096 with MR=8 0.90-0.96 -> 1.31-1.40).
 //  - Where B comes from memory, KB is the number of B's rows read side by side (one stream each
 //    across the columns): 24 ran 16 x 11008 x 4096 8-13% faster than 32 in fp32, 5-8% in fp64
 //    (preferred_variants).
@@ -73,9 +78,6 @@ namespace {
 
 constexpr int zmm_registers = 32;
 constexpr int max_mr = 14;
-// The row form's block of C (rows x columns) stays within this many bytes: in L1 with room for
-// the rows of B passing through.
-constexpr std::int64_t stream_block_bytes = 16 << 10;
 // The space's register constraint, for choosing which variants to compile.
 constexpr bool fits_zmm(int mr, int nv) { return mr * nv + nv + 1 <= zmm_registers; }
 
@@ -187,10 +189,12 @@ template <class T, int ROWS, int NV>
 }
 
 // Row form, one step: R rows of B from row p, NV vectors of columns from j (`mask`: the columns
-// that exist), applied to all ROWS rows of C. Every vector of B loaded serves ROWS rows of C.
+// that exist), applied to all ROWS rows of C. Every vector of B loaded serves ROWS rows of C;
+// `a_bcast` holds the group's elements of A, broadcast once for all steps of the group.
 template <class T, int ROWS, int NV, int R>
-[[gnu::target("avx512f"), gnu::always_inline]] inline void stream_step(const Tile<T>& t, std::int64_t p, std::int64_t j,
-                                                                       const typename simd::Avx512<T>::Mask* mask) {
+[[gnu::target("avx512f"), gnu::always_inline]] inline void stream_step(
+    const Tile<T>& t, std::int64_t p, std::int64_t j, const typename simd::Avx512<T>::Mask* mask,
+    const typename simd::Avx512<T>::Reg (&a_bcast)[ROWS][R]) {
   using V = simd::Avx512<T>;
   constexpr int L = V::lanes;
   typename V::Reg b_vec[R][NV];
@@ -205,11 +209,9 @@ template <class T, int ROWS, int NV, int R>
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[v] = V::zero();
 #pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      const typename V::Reg a_bcast = V::broadcast(t.a[i * t.a_row + (p + r) * t.a_col]);
+    for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[v] = V::fma(a_bcast, b_vec[r][v], acc[v]);
-    }
+      for (int v = 0; v < NV; ++v) acc[v] = V::fma(a_bcast[i][r], b_vec[r][v], acc[v]);
     T* c_row = t.c + i * t.ldc + j;
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
@@ -223,8 +225,28 @@ template <class T, int ROWS, int NV, int R>
   }
 }
 
+// Row form, one group: R rows of B from row p across all the block's columns. The group's
+// elements of A are broadcast before its steps: broadcast in every step, they took one load
+// each beside the step's loads of B, and every load waiting on memory holds a slot of the load
+// buffer that a further line of B could have had (a standalone copy at 1 x 11008 x 4096, one
+// thread, 8 rows of B per group: 9.7 -> 10.7 GFLOP/s).
+template <class T, int ROWS, int NV, int R>
+[[gnu::target("avx512f"), gnu::always_inline]] inline void stream_group(
+    const Tile<T>& t, std::int64_t p, std::int64_t full_end, const typename simd::Avx512<T>::Mask* all,
+    const typename simd::Avx512<T>::Mask* edge) {
+  using V = simd::Avx512<T>;
+  constexpr int L = V::lanes;
+  typename V::Reg a_bcast[ROWS][R];
+#pragma GCC unroll 16
+  for (int i = 0; i < ROWS; ++i)
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) a_bcast[i][r] = V::broadcast(t.a[i * t.a_row + (p + r) * t.a_col]);
+  for (std::int64_t j = 0; j < full_end; j += NV * L) stream_step<T, ROWS, NV, R>(t, p, j, all, a_bcast);
+  if (full_end < t.cols) stream_step<T, ROWS, NV, R>(t, p, full_end, edge, a_bcast);
+}
+
 // Row form: C[0:ROWS][0:cols] = alpha * A_rows * B + beta * C over the whole depth (kb), C's
-// rows staying in L1 (the caller keeps ROWS x cols within stream_block_bytes). B is read in
+// rows staying in L2 (the caller keeps ROWS x cols within half of it). B is read in
 // groups of RB rows, each row one contiguous run: few long streams, which the hardware
 // prefetcher follows at full speed.
 template <class T, int ROWS, int NV>
@@ -238,14 +260,8 @@ template <class T, int ROWS, int NV>
   for (int v = 0; v < NV; ++v)
     edge[v] = V::first(static_cast<int>(std::max<std::int64_t>(0, t.cols - full_end - v * L)));
   std::int64_t p = 0;
-  for (; p + RB <= t.kb; p += RB) {
-    for (std::int64_t j = 0; j < full_end; j += NV * L) stream_step<T, ROWS, NV, RB>(t, p, j, all);
-    if (full_end < t.cols) stream_step<T, ROWS, NV, RB>(t, p, full_end, edge);
-  }
-  for (; p < t.kb; ++p) {  // the last rows of B, one at a time
-    for (std::int64_t j = 0; j < full_end; j += NV * L) stream_step<T, ROWS, NV, 1>(t, p, j, all);
-    if (full_end < t.cols) stream_step<T, ROWS, NV, 1>(t, p, full_end, edge);
-  }
+  for (; p + RB <= t.kb; p += RB) stream_group<T, ROWS, NV, RB>(t, p, full_end, all, edge);
+  for (; p < t.kb; ++p) stream_group<T, ROWS, NV, 1>(t, p, full_end, all, edge);  // the last rows of B
 }
 
 // Dot form: C[r][v] = alpha * dot(A_row r, B_row v) over the block + beta * C[r][v], for ROWS
@@ -413,14 +429,14 @@ class SmallMRoutine {
         (t.cols < width ? edge_tile : tile)[std::min<std::int64_t>(mr_, end_row - i)](t);
       };
       if (form == Form::rows) {
-        // MR rows of C at a time, in blocks of columns small enough to stay in L1 while every row
+        // MR rows of C at a time, in blocks of columns small enough to stay in L2 while every row
         // of B streams past once.
         t.kb = k_end - k_first;
         t.beta = beta;
         for (std::int64_t i = first_row; i < end_row && t.kb > 0; i += mr_) {
           const std::int64_t rows = std::min<std::int64_t>(mr_, end_row - i);
           const std::int64_t block =
-              std::max(width, stream_block_bytes / std::int64_t{sizeof(T)} / rows / width * width);
+              std::max(width, l2_bytes_ / 2 / std::int64_t{sizeof(T)} / rows / width * width);
           for (std::int64_t j = first_col; j < end_col; j += block) {
             t.cols = static_cast<int>(std::min(block, end_col - j));
             t.b = b + k_first * p.ldb + j;
@@ -497,15 +513,16 @@ class SmallM final : public CpuKernel {
         .add("threads", int_range(1, std::max(1, d.cores)), "OpenMP threads")
         .add("STREAM", {0, 1},
              "axpy form's order: 0 tiles of C in registers over KB rows of B, 1 whole rows of B past C's "
-             "rows in L1")
+             "rows in cache")
         .add("SPLIT_K", {0, 1}, "what the threads split: 0 the columns (or the rows), 1 the depth")
         .added_later("SPLIT_K", 0);  // BLAS tables written before it: the threads split C
     s.let("elem", elem, "bytes per element").let("zmm_registers", zmm_registers, "AVX-512 vector registers");
     let_cache(s, d, "L1d", 1, 32 << 10);
     let_cache(s, d, "L2", 2, 1 << 20);
-    s.require("MR*NV + NV + 1 <= zmm_registers",
-              "MR*NV accumulators, NV vectors of B and one of A (the row form, which keeps C in L1, serves a "
-              "transposed B with the dot form's tiles)")
+    s.require(
+         "MR*NV + NV + 1 <= zmm_registers",
+         "MR*NV accumulators, NV vectors of B and one of A (the row form, which keeps C in cache, serves a "
+         "transposed B with the dot form's tiles)")
         .require("SPLIT_K == 0 || threads > 1",
                  "one thread has nothing to split: no duplicate configurations")
         .require("STREAM == 0 || KB == 256",
@@ -530,6 +547,8 @@ class SmallM final : public CpuKernel {
   // 10), the fewest loads per FMA the registers allow, as 05's 6 x 4. A 24-configuration search
   // from the default alone had not found it for 196 x 256 x 2304 on one thread: 0.88 of oneDNN
   // with the table's MR=12 NV=2 KB=512, 0.94 with MR=6 NV=4 KB=256 (Intel Xeon, three rounds).
+  // And the 6 x 4 tile in row order, for one row of C (1 x 11008 x 4096, one thread: 1.03-1.08 of
+  // oneDNN where the best tile order ran 0.95-0.97).
   // And, with several cores, the threads splitting the depth: a search that starts from the
   // column split alone reaches it only as one of many one-parameter moves.
   std::vector<Config> preferred_variants(const DeviceInfo& d, Precision precision) const override {
@@ -538,7 +557,9 @@ class SmallM final : public CpuKernel {
     Config wide = preferred_config(d, precision);
     wide["MR"] = 6;
     wide["NV"] = 4;
-    std::vector<Config> variants = {shallow, wide};
+    Config rows = wide;
+    rows["STREAM"] = 1;
+    std::vector<Config> variants = {shallow, wide, rows};
     if (d.cores > 1) {
       Config split = preferred_config(d, precision);
       split["SPLIT_K"] = 1;
