@@ -3,6 +3,7 @@
 // devices, stale kernel sources, failed results and transposed problems kept apart).
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "gemmlab/blas_table.hpp"
 #include "gemmlab/builtin.hpp"
@@ -584,6 +585,59 @@ TEST(BlasTableTuning, TimesTheClassFinalistsOnItsOtherShapes) {
   const BlasTable t = blas_table_from_cache(cache, cpu_device().info(), {&small_m}, {1});
   ASSERT_NE(t.find(q, 1), nullptr);
   EXPECT_EQ(t.find(q, 1)->config, by_speed_on_p[1]);
+}
+
+// Both rounds of the finalists' timing take every finalist of a problem, those that joined from
+// another problem's search too: were a joiner missing from one round, its figure would come from
+// other minutes than the others'. Two problems whose searches rank the same four configurations
+// in opposite orders: each one's best joins the other's three finalists.
+TEST(BlasTableTuning, TimesEveryFinalistInBothRoundsThoseFromOtherProblemsToo) {
+  Scratch scratch;
+  ResultsCache cache(scratch.file("c.sqlite"));
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  const Problem p = Problem::packed(3, 70, 20), q = Problem::packed(9, 300, 90);
+  ASSERT_NE(shape_class(p), shape_class(q));
+  const auto speed = [&](const Problem& on, const Config& c) {
+    return on.m == q.m ? 2000 - made_up_gflops(c) : made_up_gflops(c);
+  };
+  std::vector<std::vector<Config>> searches;
+  const RunnerFactory runners = [&](const Kernel&, const Problem& on) {
+    searches.emplace_back();
+    return std::make_unique<RecordingRunner>(searches.back(),
+                                             [&, on](const Config& c) { return speed(on, c); });
+  };
+  std::map<std::int64_t, std::vector<std::vector<Config>>>
+      rounds;  // per problem (its M), each round's candidates
+  const FinalistTimer timer = [&](const Problem& on,
+                                  const std::vector<std::pair<const Kernel*, Config>>& candidates) {
+    std::vector<Config>& round = rounds[on.m].emplace_back();
+    std::vector<Timing> timings(candidates.size());
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      round.push_back(candidates[i].second);
+      timings[i].gflops = speed(on, candidates[i].second);
+      timings[i].measurement.median_s = 1 / timings[i].gflops;
+    }
+    return timings;
+  };
+  TuneOptions options;
+  for (ParamValue kb : {128, 256, 512, 1024}) {
+    Config c = small_m.default_config(cpu_device().info(), Precision::fp32);
+    c["threads"] = 1;
+    c["KB"] = kb;
+    c["STREAM"] = 0;
+    options.start_with.push_back(c);
+  }
+  options.budget.evaluations = options.start_with.size();
+  tune_missing_classes(
+      cpu_device(), [&](const Problem&) { return std::vector<const Kernel*>{&small_m}; }, &openblas(),
+      nullptr, cache, BlasTable{}, {p, q}, {1}, options, {}, runners, timer);
+  ASSERT_EQ(rounds.size(), 2u);
+  for (const auto& [m, timed] : rounds) {
+    ASSERT_EQ(timed.size(), 2u) << "M = " << m << ": two rounds";
+    EXPECT_EQ(timed[0].size(), blas_finalists_per_kernel + 1)
+        << "M = " << m << ": its finalists and the other's best";
+    EXPECT_EQ(timed[0], timed[1]) << "M = " << m << ": the same finalists in both rounds";
+  }
 }
 
 // Each problem also tries the best configuration other problems' searches found: here the

@@ -299,10 +299,7 @@ std::size_t tune_missing_classes(Device& device,
         if (const std::vector<ConfigResult> best = result.top(1); !best.empty()) best_with_fewer[key] = best.front().config;
         for (const ConfigResult& r : result.top(blas_finalists_per_kernel)) finalists.push_back({kernel, r});
       }
-      // Round one of the finalists' timing, right after their search; round two comes once every
-      // problem at every thread count is searched, minutes later.
       for (Finalist& f : finalists) f.result.reason = blas_finalist_reason;
-      time_finalists_round(p, finalists);
       searched[c] = rounds.size();
       rounds.push_back({p, t, std::move(finalists), {}});
       ++tuned;
@@ -354,19 +351,25 @@ std::size_t tune_missing_classes(Device& device,
                         {.problem = p, .kernel = *kernel, .threads = s.threads, .configurations = 0,
                          .from_other_problems = true});
       if (const std::vector<ConfigResult> best = result.top(1); !best.empty()) {
-        Finalist joining{kernel, best.front(), true};  // its evaluation counts as its first round
+        Finalist joining{kernel, best.front()};
         joining.result.reason = blas_finalist_reason;
         s.finalists.push_back(std::move(joining));
       }
     }
   }
 
-  // Round two. Each finalist keeps the slower of its two rounds: the machine's speed moves
-  // between minutes, and a configuration fast in only some of its states must not win on one
-  // lucky timing.
+  // Two rounds of the finalists timed together, each round across every problem, so that a
+  // problem's two rounds lie minutes apart. Each finalist keeps the slower of its two rounds: the
+  // machine's speed moves between minutes, and a configuration fast in only some of its states
+  // must not win on one lucky timing. Every finalist of a problem, those that joined from other
+  // problems too, has the same two rounds. (Round one once came right after each search, before
+  // the joiners, whose own evaluation stood for it: a joiner was then compared on other minutes.
+  // On the Intel Xeon machine the fp32 table at 2079267 took for 2048^3 on one thread a joiner
+  // kept at 188.0 GFLOP/s, timed 15 minutes after 05's default was kept at its round one's
+  // 185.5; beside oneDNN the joiner ran 0.95 of it, the default 1.00-1.01.)
+  for (Searched& s : rounds) time_finalists_round(s.problem, s.finalists);  // a lone one is stored
   for (Searched& s : rounds)
-    if (s.finalists.size() > 1)  // a lone one was stored in round one
-      time_finalists_round(s.problem, s.finalists);
+    if (s.finalists.size() > 1) time_finalists_round(s.problem, s.finalists);
 
   // The class's other shapes. The table keeps one entry per class, and the configuration fastest
   // on the shape searched can run a neighbour of its class badly (a block of B sized for one N
