@@ -25,7 +25,7 @@
 //    The block of C is as wide as half of L2 holds, not the part of L1 it could keep: every
 //    block starts each row of B's stream anew, and a longer run keeps the prefetcher ahead for
 //    longer; the loads and stores of C from L2 stay well within its bandwidth (a block of 16 KiB
-//    -> 1 MiB, one thread, beside oneDNN: 1 x 11008 x 4096 0.99-1.00 -> 1.02-1.07, 16 x 11008 x
+//    -> 1 MiB, one thread, beside oneDNN: 1 x 11008 x 4096 0.99-1.01 -> 1.01-1.07, 16 x 11008 x
 //    4096 with MR=8 0.90-0.96 -> 1.31-1.40).
 //  - Where B comes from memory, KB is the number of B's rows read side by side (one stream each
 //    across the columns): 24 ran 16 x 11008 x 4096 8-13% faster than 32 in fp32, 5-8% in fp64
