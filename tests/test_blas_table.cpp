@@ -426,6 +426,21 @@ std::vector<std::vector<Config>> recorded_searches(
   return evaluated;
 }
 
+// Search options that evaluate exactly four one-thread configurations of 06 (its default at four
+// depths, in tile order) and nothing else.
+TuneOptions four_small_m_configurations(const Kernel& small_m) {
+  TuneOptions options;
+  for (ParamValue kb : {128, 256, 512, 1024}) {
+    Config c = small_m.default_config(cpu_device().info(), Precision::fp32);
+    c["threads"] = 1;
+    c["KB"] = kb;
+    c["STREAM"] = 0;
+    options.start_with.push_back(c);
+  }
+  options.budget.evaluations = options.start_with.size();
+  return options;
+}
+
 // The search at the larger thread count starts from the smaller count's best configuration (with
 // the larger count's threads) after the kernel's starting configurations: a small budget need
 // not find that blocking again from the default.
@@ -434,10 +449,13 @@ TEST(BlasTableTuning, StartsTheLargerThreadCountFromTheSmallerCountsBest) {
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
   // The starting configurations run slowest, so that the one-thread search's best is one it found
   // beyond them.
+  const std::vector<Config> starts_on_any = small_m.starting_configs(cpu_device().info(), Precision::fp32);
   const auto is_start = [&](Config c) {
-    std::vector<Config> starts = small_m.starting_configs(cpu_device().info(), Precision::fp32);
-    for (Config& start : starts) start["threads"] = c.at("threads");
-    return std::find(starts.begin(), starts.end(), c) != starts.end();
+    c.erase("threads");
+    return std::any_of(starts_on_any.begin(), starts_on_any.end(), [&](Config start) {
+      start.erase("threads");
+      return start == c;
+    });
   };
   const auto speed = [&](const Config& c) { return is_start(c) ? 1.0 : made_up_gflops(c); };
   const std::vector<std::vector<Config>> evaluated =
@@ -619,15 +637,7 @@ TEST(BlasTableTuning, TimesEveryFinalistInBothRoundsThoseFromOtherProblemsToo) {
     }
     return timings;
   };
-  TuneOptions options;
-  for (ParamValue kb : {128, 256, 512, 1024}) {
-    Config c = small_m.default_config(cpu_device().info(), Precision::fp32);
-    c["threads"] = 1;
-    c["KB"] = kb;
-    c["STREAM"] = 0;
-    options.start_with.push_back(c);
-  }
-  options.budget.evaluations = options.start_with.size();
+  const TuneOptions options = four_small_m_configurations(small_m);
   tune_missing_classes(
       cpu_device(), [&](const Problem&) { return std::vector<const Kernel*>{&small_m}; }, &openblas(),
       nullptr, cache, BlasTable{}, {p, q}, {1}, options, {}, runners, timer);
@@ -688,17 +698,9 @@ TEST(BlasTableTuning, TriesOtherProblemsBestConfigurations) {
   };
   // Every search evaluates these four one-thread configurations and nothing else: no search ever
   // runs one of them on two threads.
-  TuneOptions options;
+  const TuneOptions options = four_small_m_configurations(small_m);
   const SearchSpace space = small_m.space(cpu_device().info(), Precision::fp32);
-  for (ParamValue kb : {128, 256, 512, 1024}) {
-    Config c = small_m.default_config(cpu_device().info(), Precision::fp32);
-    c["threads"] = 1;
-    c["KB"] = kb;
-    c["STREAM"] = 0;
-    ASSERT_TRUE(space.is_valid(c)) << to_string(c);
-    options.start_with.push_back(c);
-  }
-  options.budget.evaluations = options.start_with.size();
+  for (const Config& c : options.start_with) ASSERT_TRUE(space.is_valid(c)) << to_string(c);
   tune_missing_classes(cpu_device(), [&](const Problem&) { return std::vector<const Kernel*>{&small_m}; },
                        &openblas(), nullptr, cache, BlasTable{}, {p, q}, {1, 2}, options, {}, runners, timer);
   ASSERT_GE(runs.size(), 4u) << "the searches: p and q on one thread, then on two";

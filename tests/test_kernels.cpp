@@ -348,9 +348,9 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
 
 // A search starts from the default, then from each other tile that fills the 32 zmm registers
 // (05's four, each with the deepest KC whose A panel fits half of a 48 KiB L1d), each valid on the
-// device and none twice; 06 also from a shallow KB, 6 x 4 and the depth split between threads; a
-// kernel without variants starts from its default alone. On small caches the variants are moved
-// to valid blocks as the default is.
+// device and none twice; 06 also from a shallow KB, 6 x 4 in both orders and the depth split
+// between threads; a kernel without variants starts from its default alone. On small caches the variants are
+// moved to valid blocks as the default is.
 TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
   DeviceInfo large = cpu_device().info();
   large.cores = 4;
