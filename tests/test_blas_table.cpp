@@ -447,6 +447,7 @@ TuneOptions four_small_m_configurations(const Kernel& small_m) {
 TEST(BlasTableTuning, StartsTheLargerThreadCountFromTheSmallerCountsBest) {
   if (cpu_device().info().cores < 2) GTEST_SKIP() << "needs two cores";
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  SKIP_IF_UNSUPPORTED(small_m);
   // The starting configurations run slowest, so that the one-thread search's best is one it found
   // beyond them.
   const std::vector<Config> starts_on_any = small_m.starting_configs(cpu_device().info(), Precision::fp32);
@@ -483,6 +484,7 @@ TEST(BlasTableTuning, StartsTheLargerThreadCountFromTheSmallerCountsBest) {
 // search would otherwise rarely leave the default's tile.
 TEST(BlasTableTuning, StartsFromEachOfTheKernelsStartingConfigurations) {
   const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+  SKIP_IF_UNSUPPORTED(packed);
   const std::vector<std::vector<Config>> evaluated = recorded_searches(packed, Problem::packed(600, 600, 600), {1});
   ASSERT_FALSE(evaluated.empty());
   std::vector<Config> starts = packed.starting_configs(cpu_device().info(), Precision::fp32);

@@ -79,13 +79,6 @@ std::vector<KernelCase> verification_plan() {
   return cases;
 }
 
-// Skips the current test when the kernel cannot run on this machine.
-#define SKIP_IF_UNSUPPORTED(kernel)                                         \
-  do {                                                                      \
-    const Support support_ = (kernel).supported(cpu_device().info());       \
-    if (!support_.ok) GTEST_SKIP() << (kernel).name() << ": " << support_.reason; \
-  } while (0)
-
 class KernelVerification : public ::testing::TestWithParam<KernelCase> {};
 
 TEST_P(KernelVerification, DefaultConfigurationMatchesTheFp64Reference) {

@@ -170,3 +170,11 @@ inline void expect_catalogue_limits(const GpuLimits& limits, const nlohmann::jso
   EXPECT_TRUE((::gemmlab::testing::throws_mentioning<Ex>(#Ex, [&] { (void)(statement); }, \
                                                           __VA_ARGS__, false)))             \
       << "statement: " #statement
+
+// Skips the current test when the CPU kernel cannot run on this machine (05 and 06 need
+// AVX-512F: an AVX2-only CPU runs the tests of the others).
+#define SKIP_IF_UNSUPPORTED(kernel)                                                                  \
+  do {                                                                                               \
+    const ::gemmlab::Support support_ = (kernel).supported(::gemmlab::testing::cpu_device().info()); \
+    if (!support_.ok) GTEST_SKIP() << (kernel).name() << ": " << support_.reason;                    \
+  } while (0)

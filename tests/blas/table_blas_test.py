@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-from numpy_blas import skip_unless_interposable
+from numpy_blas import SKIP, skip_unless_interposable
 
 PRODUCT = """
 import sys
@@ -73,6 +73,12 @@ def product(library, table, shape=(300, 200, 256), kernel="", threads="", cpus=N
 def main():
     skip_unless_interposable()
     gemmlab, library = sys.argv[1], os.path.abspath(sys.argv[2])
+    listed = json.loads(run([gemmlab, "kernels", "--json"], dict(os.environ)).stdout)["kernels"]
+    missing = [k["name"] for k in listed if k["backend"] == "cpu" and k["name"] in ("05_packed_avx512", "06_small_m")
+               and not k["supported"]]
+    if missing:
+        print(f"SKIP: {', '.join(missing)} cannot run on this CPU (no AVX-512F): the library has no table to use")
+        sys.exit(SKIP)
     with tempfile.TemporaryDirectory() as work:
         # the table in a directory that does not exist yet: blas-table creates it
         cache, table = os.path.join(work, "results.sqlite"), os.path.join(work, "tables", "table.json")
