@@ -115,8 +115,8 @@ TEST(CliRun, MissingRequiredOptionOrNonNumericValueExits2) {
 }
 
 TEST(CliRun, KernelNeedingHiddenInstructionSetExits2SayingUnsupported) {
-  EXPECT_TRUE(exits_2_saying("run --kernel 05_packed_avx512 --m 8 --n 8 --k 8 --max-seconds 0.01", {"avx512f"},
-                             "GEMMLAB_CPU_DISABLE=avx512f"));
+  EXPECT_TRUE(exits_2_saying("run --kernel 05_packed_avx512 --m 8 --n 8 --k 8 --max-seconds 0.01",
+                             {"avx512f"}, "GEMMLAB_CPU_DISABLE=avx512f,avx2"));
 }
 
 TEST(Cli, NoSubcommandExits2) {
@@ -262,7 +262,8 @@ TEST(CliVerify, SampleAddsConfigurationsFromTheSpaceAndRejectsWhatIsNotACount) {
 }
 
 TEST(CliVerify, KernelNeedingHiddenInstructionSetIsReportedUnsupported) {
-  const CliResult r = run_cli("verify --kernel 05_packed_avx512 --shapes 1x1x1 --json", "GEMMLAB_CPU_DISABLE=avx512f");
+  const CliResult r =
+      run_cli("verify --kernel 05_packed_avx512 --shapes 1x1x1 --json", "GEMMLAB_CPU_DISABLE=avx512f,avx2");
   ASSERT_EQ(r.status, 0) << "unsupported is not a failure\n" << r;
   const json j = parse_json(r);
   ASSERT_TRUE(j.is_object()) << r;

@@ -314,6 +314,7 @@ INSTANTIATE_TEST_SUITE_P(Cpu, KernelEdgeCases, ::testing::ValuesIn(cpu_kernel_na
 TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
   DeviceInfo large = cpu_device().info();
   large.cores = 4;
+  large.features = {"sse2", "avx", "avx2", "fma", "avx512f"};
   DeviceInfo small = large;
   large.caches = {{1, "Data", 48 << 10, 1}, {2, "Unified", 2 << 20, 1}, {3, "Unified", 32 << 20, 4}};
   small.caches = {{1, "Data", 32 << 10, 1}, {2, "Unified", 256 << 10, 1}};
@@ -337,6 +338,17 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
   // 03: NC 1024 -> 512 and KC 256 -> 64 (3 places; as near as NC -> 128, and first in enumeration
   // order, which has smaller KC first).
   EXPECT_EQ(blocked.default_config(small, Precision::fp32), (Config{{"MC", 64}, {"KC", 64}, {"NC", 512}}));
+  // Without AVX-512, 05's AVX2 micro-kernel: 6 x 2, KC 512 (fp64 256) and NC 256, which fit a
+  // 32 KiB L1d and a 512 KiB L2 exactly.
+  DeviceInfo avx2 = small;
+  avx2.features = {"sse2", "avx", "avx2", "fma"};
+  avx2.caches = {{1, "Data", 32 << 10, 1}, {2, "Unified", 512 << 10, 1}, {3, "Unified", 32 << 20, 4}};
+  const Config avx2_fp32{{"MR", 6},   {"NV", 2},      {"MC", 2688}, {"KC", 512},
+                         {"NC", 256}, {"threads", 4}, {"PACK_A", 0}};
+  Config avx2_fp64 = avx2_fp32;
+  avx2_fp64["KC"] = 256;
+  EXPECT_EQ(packed.default_config(avx2, Precision::fp32), avx2_fp32);
+  EXPECT_EQ(packed.default_config(avx2, Precision::fp64), avx2_fp64);
 }
 
 // A search starts from the default, then from each other tile that fills the 32 zmm registers
@@ -347,6 +359,7 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
 TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
   DeviceInfo large = cpu_device().info();
   large.cores = 4;
+  large.features = {"sse2", "avx", "avx2", "fma", "avx512f"};
   large.caches = {{1, "Data", 48 << 10, 1}, {2, "Unified", 2 << 20, 1}, {3, "Unified", 32 << 20, 4}};
   DeviceInfo small = large;
   small.caches = {{1, "Data", 32 << 10, 1}, {2, "Unified", 256 << 10, 1}};
@@ -377,6 +390,17 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
               << what << ": " << to_string(start);
       }
     }
+  // Without AVX-512: 6 x 2, then 4 x 3 (the 16 ymm registers' tiles with the fewest loads per FMA).
+  DeviceInfo avx2 = large;
+  avx2.features = {"sse2", "avx", "avx2", "fma"};
+  for (Precision precision : {Precision::fp32, Precision::fp64}) {
+    const std::vector<Config> starts = packed.starting_configs(avx2, precision);
+    ASSERT_EQ(starts.size(), 2u) << to_string(precision);
+    EXPECT_EQ(std::pair(starts[0].at("MR"), starts[0].at("NV")), std::pair(ParamValue{6}, ParamValue{2}));
+    EXPECT_EQ(std::pair(starts[1].at("MR"), starts[1].at("NV")), std::pair(ParamValue{4}, ParamValue{3}));
+    for (const Config& start : starts)
+      EXPECT_TRUE(packed.space(avx2, precision).is_valid(start)) << to_string(start);
+  }
   // 06: its default, then the shallow block for B streamed from memory, then the 6 x 4 tile in
   // both orders, then (several cores) the threads splitting the depth.
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
@@ -447,6 +471,48 @@ TEST(PackedKernel, ReadsARowMajorAInPlaceOrPackedWithTheSameResult) {
           ++cases;
         }
   EXPECT_EQ(cases, 32);
+}
+
+// 05's AVX2 micro-kernels, which a CPU without AVX-512 runs, checked on any CPU with AVX2: the CPU
+// device opened again with AVX-512 hidden. Every tile the 16 ymm registers allow (8), both
+// precisions, every layout, rows padded, beta not 0: shapes with a last panel of fewer than MR
+// rows and a last tile of columns ending inside a vector (the masked loads and stores).
+TEST(PackedKernel, TheAvx2MicroKernelsMatchTheReferenceWithAvx512Hidden) {
+  const testing::ScopedEnv hide("GEMMLAB_CPU_DISABLE", "avx512f");
+  const std::unique_ptr<Device> avx2 = registry().backend("cpu").open(0);
+  ASSERT_FALSE(avx2->info().has_feature("avx512f"));
+  const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+  if (const Support s = packed.supported(avx2->info()); !s.ok) GTEST_SKIP() << s.reason;
+  EvaluationOptions options;
+  options.time = false;
+  for (Precision precision : {Precision::fp32, Precision::fp64}) {
+    const SearchSpace space = packed.space(avx2->info(), precision);
+    const int lanes = precision == Precision::fp32 ? 8 : 4;
+    int tiles = 0;
+    for (ParamValue mr : {4, 6, 8, 12, 14, 16})
+      for (ParamValue nv : {1, 2, 3, 4}) {
+        Config config = packed.default_config(avx2->info(), precision);
+        config["MR"] = mr;
+        config["NV"] = nv;
+        config["MC"] = 336;  // a multiple of every MR
+        config["KC"] = 32;   // three blocks of depth
+        config["NC"] = 192;  // a multiple of every NR
+        config["threads"] = 1;
+        if (!space.is_valid(config)) continue;
+        ++tiles;
+        const std::int64_t m = 2 * mr + 3, n = 2 * nv * lanes + 5;
+        for (int layout = 0; layout < 4; ++layout) {
+          Problem p = Problem::packed(m, n, 77, precision, -0.75, 1.25);
+          p.trans_a = (layout & 1) != 0;
+          p.trans_b = (layout & 2) != 0;
+          p = with_padding(p, 5);
+          const Evaluation e = evaluate(*avx2, packed, config, p, &fp64_truth(), nullptr, options);
+          EXPECT_TRUE(e.validation.valid) << "{" << to_string(config) << "} on " << describe(p) << " "
+                                          << p.transposes() << ": " << e.validation.reason;
+        }
+      }
+    EXPECT_EQ(tiles, 8) << "MR x NV with MR*NV + NV + 1 <= 16: 4x1-3, 6x1-2, 8x1, 12x1, 14x1";
+  }
 }
 
 // 06 with SPLIT_K=1: the threads split the depth, thread 0 writing C (scaled by beta) and the

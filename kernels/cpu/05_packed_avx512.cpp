@@ -32,12 +32,15 @@
 // MR rows, are packed either way.
 // Hardware: AVX-512F (32 zmm registers; masked loads/stores for the right edge of C), the cache
 // hierarchy (sizes read from the OS), several cores (OpenMP), 2 MiB pages for the packed blocks.
+// A CPU without AVX-512 runs the same loops around AVX2 + FMA micro-kernels (16 ymm registers,
+// vmaskmov at the right edge): the micro-kernel is written once for either instruction set, in
+// 05_micro_kernel.hpp, and compiled once for each.
 // Parameters: MR, NV (compile-time variants; NR = NV * lanes), MC, KC, NC (run time), threads,
 // PACK_A (1: pack every panel of A; 0: read a row-major A's full panels where they lie).
 // Constraints (space(), as expressions): the micro-tile's accumulators, B vectors and A broadcast
-// fit the 32 zmm registers; the blocks are whole panels (MC of MR rows, NC of NR columns); an A
-// panel fits half of L1d, a thread's B block its L2 and the shared A block L3. The tile of C a
-// packed A and B block cover is MC x NC (tile_m, tile_n).
+// fit the 32 zmm registers (16 ymm with AVX2); the blocks are whole panels (MC of MR rows, NC of NR columns);
+// an A panel fits half of L1d, a thread's B block its L2 and the shared A block L3. The tile of C a packed A
+// and B block cover is MC x NC (tile_m, tile_n).
 #include <omp.h>
 
 #include <algorithm>
@@ -47,156 +50,23 @@
 #include <thread>
 #include <vector>
 
+#include "05_micro_kernel.hpp"
 #include "cpu_kernel.hpp"
 #include "cpu_kernels.hpp"
 #include "gemmlab/buffer.hpp"
-#include "simd.hpp"
 
 namespace gemmlab::cpu {
 namespace {
 
-constexpr int zmm_registers = 32;
-// The space's register constraint, for choosing which variants to compile.
-constexpr bool fits_zmm(int mr, int nv) { return mr * nv + nv + 1 <= zmm_registers; }
-// How far ahead (in k-steps) the micro-kernel prefetches its B panel: about L2 latency
-// (~16 cycles) divided by the cycles of one k-step (MR*NV FMAs on two pipes), with margin.
-constexpr int b_prefetch_steps = 8;
-
-template <class T>
-using MicroKernelFn = void (*)(std::int64_t kc, const T* a_panel, std::int64_t a_row_step,
-                               std::int64_t a_k_step, const T* b_panel, T* c, std::int64_t ldc, int mr,
-                               int nr, T alpha, T beta);
-template <class T>
-using PackAFn = void (*)(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t depth, T* packed);
-
-template <class T, int MR>
-void pack_a_panel(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t depth, T* packed);
-
-// The compiled pieces of one (MR, NV) variant.
-template <class T>
-struct Variant {
-  MicroKernelFn<T> micro_kernel = nullptr;
-  PackAFn<T> pack_a = nullptr;
-};
-
-// The micro-kernel's k loop: acc += A_panel * B_panel over kc steps. Inlined into both of the
-// micro-kernel's calls, so that for a packed panel the strides are the constants 1 and MR and each
-// broadcast addresses its row by an immediate offset. With strides known only at run time a
-// 14-row panel needs 13 index registers, more than are free: the compiler reloaded some from the
-// stack on every k-step.
-template <class T, int MR, int NV>
-[[gnu::target("avx512f"), gnu::always_inline]] inline void accumulate(
-    std::int64_t kc, const T* a_panel, std::int64_t a_row_step, std::int64_t a_k_step, const T* b_panel,
-    typename simd::Avx512<T>::Reg (&acc)[MR][NV]) {
-  using V = simd::Avx512<T>;
-  constexpr int L = V::lanes;
-#pragma GCC unroll 2
-  for (std::int64_t p = 0; p < kc; ++p) {
-    typename V::Reg b_vec[NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      // The B panel streams from L2: fetch the line needed b_prefetch_steps k-steps from now.
-      _mm_prefetch(reinterpret_cast<const char*>(b_panel + (b_prefetch_steps * NV + v) * L), _MM_HINT_T0);
-      b_vec[v] = V::load(b_panel + v * L);
-    }
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) {
-      const typename V::Reg a_bcast = V::broadcast(a_panel[r * a_row_step]);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[r][v] = V::fma(a_bcast, b_vec[v], acc[r][v]);
-    }
-    a_panel += a_k_step;
-    b_panel += NV * L;
-  }
-}
-
-// C[0:mr][0:nr] = alpha * A_panel * B_panel + beta * C. A_panel holds kc columns of MR values,
-// A[r][p] at a_panel[r * a_row_step + p * a_k_step] (packed: 1 and MR; in place: lda and 1),
-// B_panel kc rows of NR values, contiguous.
-template <class T, int MR, int NV>
-[[gnu::target("avx512f")]] void micro_kernel(std::int64_t kc, const T* a_panel, std::int64_t a_row_step,
-                                             std::int64_t a_k_step, const T* b_panel, T* c, std::int64_t ldc,
-                                             int mr, int nr, T alpha, T beta) {
-  using V = simd::Avx512<T>;
-  constexpr int L = V::lanes;
-  typename V::Reg acc[MR][NV];
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = V::zero();
-  // Ask for the C tile now so that its cache lines arrive while the k loop runs, not at the
-  // write-back (rows of C are ldc apart: the hardware prefetcher does not see them coming).
-  for (int r = 0; r < mr; ++r)
-    for (int v = 0; v < NV; ++v)
-      _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + v * L), _MM_HINT_T0);
-
-  if (a_row_step == 1 && a_k_step == MR)
-    accumulate<T, MR, NV>(kc, a_panel, 1, MR, b_panel, acc);
-  else
-    accumulate<T, MR, NV>(kc, a_panel, a_row_step, a_k_step, b_panel, acc);
-
-  const typename V::Reg alpha_v = V::broadcast(alpha), beta_v = V::broadcast(beta);
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) {
-    if (r >= mr) break;
-    T* c_row = c + r * ldc;
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      const int cols = nr - v * L;
-      if (cols <= 0) break;
-      const auto mask = V::first(cols);
-      typename V::Reg result = V::mul(alpha_v, acc[r][v]);
-      if (beta != T(0)) result = V::fma(beta_v, V::load(mask, c_row + v * L), result);
-      V::store(mask, c_row + v * L, result);
-    }
-  }
-}
-
-template <class T, int MR, int NV>
-constexpr Variant<T> variant() {
-  if constexpr (fits_zmm(MR, NV)) return {&micro_kernel<T, MR, NV>, &pack_a_panel<T, MR>};
-  else return {};
-}
-template <class T, int MR, int... NVs>
-Variant<T> select_nv(int nv) {
-  Variant<T> found;
-  ((nv == NVs ? (found = variant<T, MR, NVs>(), 0) : 0), ...);
-  return found;
-}
-// The variant for (mr, nv); empty when the pair breaks the register constraint.
-template <class T, int... MRs>
-Variant<T> select_variant(int mr, int nv) {
-  Variant<T> found;
-  ((mr == MRs ? (found = select_nv<T, MRs, 1, 2, 3, 4>(nv), 0) : 0), ...);
-  return found;
-}
-
 // Packing reads the source in long contiguous runs: short runs far apart leave the hardware
 // prefetcher idle and make the copy wait on memory latency for each line.
-
-// A[0:rows][0:depth] (leading dimension lda) -> one MR-tall panel, k-major, zero-padded rows.
-// The k-outer order keeps all MR row streams in flight at once; MR is a compile-time constant so
-// that the inner loop is unrolled into MR loads and MR contiguous stores.
-template <class T, int MR>
-void pack_a_panel(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t depth, T* packed) {
-  if (rows == MR) {
-    for (std::int64_t k = 0; k < depth; ++k)
-#pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) packed[k * MR + r] = a[r * lda + k];
-    return;
-  }
-  for (std::int64_t k = 0; k < depth; ++k)
-    for (int r = 0; r < MR; ++r) packed[k * MR + r] = r < rows ? a[r * lda + k] : T(0);
-}
 
 // B[0:depth][0:cols] (leading dimension ldb) -> NR-wide panels, k-major, zero-padded columns.
 // The last panel, where cols is not a multiple of NR, is only as wide as the vectors it needs
 // (edge_width: `cols` rounded up to whole vectors): the micro-kernel for fewer vectors reads it,
 // instead of NV vectors of which most would be zeros (N = 900 with NR = 64: 4 columns in the
 // last panel, 16 computed instead of 64).
-template <class T>
-std::int64_t edge_width(std::int64_t cols, int nr) {
-  constexpr int lanes = simd::Avx512<T>::lanes;
+std::int64_t edge_width(std::int64_t cols, int nr, int lanes) {
   return std::min<std::int64_t>(nr, (cols + lanes - 1) / lanes * lanes);
 }
 // A few rows at a time: the group's rows are read side by side, a few streams the hardware
@@ -205,13 +75,14 @@ std::int64_t edge_width(std::int64_t cols, int nr) {
 // machine: packing a 4096 x 4096 B took 3.9-5.2 ms this way, 4.5-7.6 ms one row at a time.
 constexpr std::int64_t b_pack_rows = 8;
 template <class T>
-void pack_b_block(const T* b, std::int64_t ldb, std::int64_t depth, std::int64_t cols, int nr, T* packed) {
+void pack_b_block(const T* b, std::int64_t ldb, std::int64_t depth, std::int64_t cols, int nr, int lanes,
+                  T* packed) {
   const std::int64_t panels = (cols + nr - 1) / nr;
   for (std::int64_t k0 = 0; k0 < depth; k0 += b_pack_rows) {
     const std::int64_t k_end = std::min(depth, k0 + b_pack_rows);
     for (std::int64_t jp = 0; jp < panels; ++jp) {
       const std::int64_t width = std::min<std::int64_t>(nr, cols - jp * nr),
-                         panel_nr = edge_width<T>(width, nr);
+                         panel_nr = edge_width(width, nr, lanes);
       for (std::int64_t k = k0; k < k_end; ++k) {
         T* out = packed + jp * depth * nr + k * panel_nr;
         std::memcpy(out, b + k * ldb + jp * nr, sizeof(T) * static_cast<std::size_t>(width));
@@ -239,12 +110,13 @@ void pack_a_panel_transposed(const T* a, std::int64_t lda, std::int64_t rows, st
 // 48 wide is 48 KiB).
 constexpr std::int64_t b_transposed_block = 16;
 template <class T>
-void pack_b_block_transposed(const T* b, std::int64_t ldb, std::int64_t depth, std::int64_t cols, int nr, T* packed) {
+void pack_b_block_transposed(const T* b, std::int64_t ldb, std::int64_t depth, std::int64_t cols, int nr,
+                             int lanes, T* packed) {
   const std::int64_t panels = (cols + nr - 1) / nr;
   for (std::int64_t jp = 0; jp < panels; ++jp) {
     T* out = packed + jp * depth * nr;
     const std::int64_t width = std::min<std::int64_t>(nr, cols - jp * nr),
-                       panel_nr = edge_width<T>(width, nr);
+                       panel_nr = edge_width(width, nr, lanes);
     for (std::int64_t k0 = 0; k0 < depth; k0 += b_transposed_block) {
       const std::int64_t k_end = std::min(depth, k0 + b_transposed_block);
       for (std::int64_t j = 0; j < width; ++j) {
@@ -270,8 +142,11 @@ void wait_until(Ready ready) {
 
 class PackedRoutine {
  public:
-  PackedRoutine(const Problem& p, const Config& c)
-      : mr_(int(c.at("MR"))),
+  // avx512: the AVX-512 micro-kernels, else the AVX2 ones (the CPU has them: supported()).
+  PackedRoutine(const Problem& p, const Config& c, bool avx512)
+      : avx512_(avx512),
+        vector_bytes_(avx512 ? 64 : 32),
+        mr_(int(c.at("MR"))),
         nv_(int(c.at("NV"))),
         mc_(c.at("MC")),
         kc_(c.at("KC")),
@@ -279,7 +154,7 @@ class PackedRoutine {
         threads_(int(c.at("threads"))),
         pack_a_(c.at("PACK_A") != 0) {
     const std::int64_t elem = static_cast<std::int64_t>(element_size(p.precision));
-    const std::int64_t nr = nv_ * (64 / elem);
+    const std::int64_t nr = nv_ * (vector_bytes_ / elem);
     // Columns too few for every thread to get several panels of them: the threads split the rows.
     split_rows_ = threads_ > 1 && p.n < std::int64_t{threads_} * min_panels_per_thread * nr;
     // Workspace sized once for this problem: per group of threads sharing an A block (all of
@@ -319,7 +194,7 @@ class PackedRoutine {
         const T* a_rows = p.trans_a ? a + first_row : a + first_row * p.lda;
         if (rows.m > 0) compute(rows, a_rows, b, c + first_row * p.ldc, 0, p.n, sharing_[me], 1, 0, b_pack);
       } else {
-        const int nr = nv_ * simd::Avx512<T>::lanes;
+        const int nr = nv_ * vector_bytes_ / int(sizeof(T));
         const std::int64_t share = round_up((p.n + team - 1) / team, nr);
         const std::int64_t first_col = std::min(p.n, share * me), end_col = std::min(p.n, first_col + share);
         compute(p, a, b, c, first_col, end_col, sharing_[0], team, me, b_pack);
@@ -346,13 +221,13 @@ class PackedRoutine {
   template <class T>
   void compute(const Problem& p, const T* a, const T* b, T* c, std::int64_t first_col, std::int64_t end_col,
                Sharing& sharing, int team, int me, T* b_pack) {
-    const Variant<T> variant = select_variant<T, 4, 6, 8, 12, 14, 16>(mr_, nv_);
-    constexpr int lanes = simd::Avx512<T>::lanes;
+    const auto variant_for = avx512_ ? packed::avx512_variant<T> : packed::avx2_variant<T>;
+    const packed::Variant<T> variant = variant_for(mr_, nv_);
+    const int lanes = vector_bytes_ / int(sizeof(T));
     const int nr = nv_ * lanes;
     // The micro-kernel for a panel of v vectors (the last, narrower panel: pack_b_block).
-    std::array<MicroKernelFn<T>, 5> kernel_for{};
-    for (int v = 1; v <= nv_; ++v)
-      kernel_for[v] = select_variant<T, 4, 6, 8, 12, 14, 16>(mr_, v).micro_kernel;
+    std::array<packed::MicroKernelFn<T>, 5> kernel_for{};
+    for (int v = 1; v <= nv_; ++v) kernel_for[v] = variant_for(mr_, v).micro_kernel;
     const T alpha = static_cast<T>(p.alpha);
     // PACK_A=0: the full panels of a row-major A are read where they lie (MR rows lda apart);
     // a transposed A and a last panel of fewer than MR rows are packed all the same.
@@ -390,9 +265,9 @@ class PackedRoutine {
         for (std::int64_t jc = first_col; jc < end_col; jc += nc_) {       // loop 3
           const std::int64_t nc = std::min(nc_, end_col - jc);
           if (p.trans_b)
-            pack_b_block_transposed(b + jc * p.ldb + pc, p.ldb, kc, nc, nr, b_pack);
+            pack_b_block_transposed(b + jc * p.ldb + pc, p.ldb, kc, nc, nr, lanes, b_pack);
           else
-            pack_b_block(b + pc * p.ldb + jc, p.ldb, kc, nc, nr, b_pack);
+            pack_b_block(b + pc * p.ldb + jc, p.ldb, kc, nc, nr, lanes, b_pack);
           for (std::int64_t i = 0; i < a_panels; ++i) {                    // loop 2
             // Own panels first; by the time the others' are needed they are long packed.
             // No barrier: a thread waits only for a panel it needs that is not ready yet.
@@ -424,6 +299,8 @@ class PackedRoutine {
   // Each thread should get at least this many NR-wide panels of columns, or the threads split the rows.
   static constexpr std::int64_t min_panels_per_thread = 4;
 
+  bool avx512_;
+  int vector_bytes_;
   int mr_, nv_;
   std::int64_t mc_, kc_, nc_;
   int threads_;
@@ -438,14 +315,21 @@ class PackedAvx512 final : public CpuKernel {
  public:
   PackedAvx512()
       : CpuKernel("05_packed_avx512",
-                  "BLIS-style packing, five loops around an AVX-512 micro-kernel, OpenMP threads",
-                  {"avx512f"}) {}
+                  "BLIS-style packing, five loops around an AVX-512 micro-kernel (AVX2 where the CPU has no "
+                  "AVX-512), OpenMP threads",
+                  {}) {}
+
+  Support supported(const DeviceInfo& d) const override {
+    if (avx512(d) || (d.has_feature("avx2") && d.has_feature("fma"))) return {};
+    return {false, "needs the avx512f instruction set, or avx2 and fma, which this CPU (" + d.name +
+                       ") does not report"};
+  }
 
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
     const auto elem = static_cast<ParamValue>(element_size(precision));
     SearchSpace s;
     s.add("MR", {4, 6, 8, 12, 14, 16}, "rows of the micro-tile")
-        .add("NV", {1, 2, 3, 4}, "zmm vectors per row of the micro-tile (NR = NV * lanes)")
+        .add("NV", {1, 2, 3, 4}, "vectors per row of the micro-tile (NR = NV * lanes)")
         .add("MC", {48, 96, 112, 168, 192, 336, 384, 672, 768, 1008, 1344, 2016, 2688},
              "rows of the packed A block, shared by the threads")
         .add("KC", {32, 64, 128, 192, 256, 320, 384, 448, 512, 768, 1024}, "depth of the packed blocks")
@@ -455,15 +339,18 @@ class PackedAvx512 final : public CpuKernel {
         .add("PACK_A", {0, 1}, "1: pack every A panel; 0: read a row-major A's full panels where they lie")
         .added_later("PACK_A", 1);  // BLAS tables written before it: they packed every panel
     s.let("elem", elem, "bytes per element")
-        .let("lanes", 64 / elem, "elements per zmm register")
-        .let("zmm_registers", zmm_registers, "AVX-512 vector registers");
+        .let("lanes", (avx512(d) ? 64 : 32) / elem,
+             avx512(d) ? "elements per zmm register" : "elements per ymm register")
+        .let(registers_name(d), avx512(d) ? 32 : 16,
+             avx512(d) ? "AVX-512 vector registers" : "AVX2 vector registers");
     let_cache(s, d, "L1d", 1, 32 << 10);
     const std::int64_t l2 = let_cache(s, d, "L2", 2, 1 << 20);
     let_cache(s, d, "L3", 3, l2);
     s.derive("NR", "NV*lanes", "columns of the micro-tile")
         .derive("tile_m", "MC", "rows of C a packed A block covers")
         .derive("tile_n", "NC", "columns of C a thread's packed B block covers");
-    s.require("MR*NV + NV + 1 <= zmm_registers", "MR*NV accumulators, NV vectors of B and a broadcast of A")
+    s.require("MR*NV + NV + 1 <= " + registers_name(d),
+              "MR*NV accumulators, NV vectors of B and a broadcast of A")
         .require("MC % MR == 0", "the A block is whole MR-tall panels")
         .require("NC % NR == 0", "the B block is whole NR-wide panels")
         .require("MR*KC*elem <= L1d/2", "an A panel stays in L1 while the B panels stream past")
@@ -481,22 +368,29 @@ class PackedAvx512 final : public CpuKernel {
   // process timing each configuration beside oneDNN, it ran 0.91-1.05 of oneDNN where 14 x 2 with
   // KC=384 and NC=1024 (the previous default) ran 0.85-0.97: 256^3 to 4096^3, one and two threads;
   // fp64 1.11-1.23 of OpenBLAS against 0.97-1.09.
+  // With AVX2 only, 6 x 2 (the 16 ymm registers: 12 accumulators, 2 vectors of B, a broadcast),
+  // as deep as half of L1d allows with a B block of a 512 KiB L2.
   Config preferred_config(const DeviceInfo& d, Precision precision) const override {
-    Config c = precision == Precision::fp32
-                   ? Config{{"MR", 6}, {"NV", 4}, {"MC", 2688}, {"KC", 1024}, {"NC", 256}, {"PACK_A", 0}}
-                   : Config{{"MR", 6}, {"NV", 4}, {"MC", 2688}, {"KC", 512}, {"NC", 256}, {"PACK_A", 0}};
+    const bool fp32 = precision == Precision::fp32;
+    Config c = avx512(d) ? Config{{"MR", 6}, {"NV", 4}, {"MC", 2688}, {"KC", fp32 ? 1024 : 512}, {"NC", 256}}
+                         : Config{{"MR", 6}, {"NV", 2}, {"MC", 2688}, {"KC", fp32 ? 512 : 256}, {"NC", 256}};
+    c["PACK_A"] = 0;
     c["threads"] = std::max(1, d.cores);
     return c;
   }
-  // The other tiles that fill the registers, each as deep as its A panel allows in half of L1d.
+  // The other tiles that fill the registers, each as deep as its A panel allows in half of L1d
+  // (AVX2: 4 x 3).
   // Which is fastest differs between shapes and cores (on the development machine 8 x 3 with
   // KC=768 ran BERT's 512 x 768 x 3072 and 256^3 on one thread 2-3% faster than 6 x 4, and
   // 4096^3 on two threads 5% slower).
   std::vector<Config> preferred_variants(const DeviceInfo& d, Precision precision) const override {
     const ParamValue depth_scale = precision == Precision::fp32 ? 2 : 1;  // fp32 elements are half as wide
     std::vector<Config> variants;
-    for (auto [mr, nv, kc, nc] :
-         {std::array<ParamValue, 4>{8, 3, 384, 384}, {12, 2, 256, 512}, {14, 2, 192, 1024}}) {
+    const std::vector<std::array<ParamValue, 4>> tiles =
+        avx512(d)
+            ? std::vector<std::array<ParamValue, 4>>{{8, 3, 384, 384}, {12, 2, 256, 512}, {14, 2, 192, 1024}}
+            : std::vector<std::array<ParamValue, 4>>{{4, 3, 256, 192}};
+    for (auto [mr, nv, kc, nc] : tiles) {
       Config c = preferred_config(d, precision);
       c["MR"] = mr;
       c["NV"] = nv;
@@ -508,8 +402,14 @@ class PackedAvx512 final : public CpuKernel {
   }
 
  protected:
-  std::unique_ptr<Executable> build(Device&, const Problem& p, const Config& c) const override {
-    return make_executable(p, PackedRoutine(p, c));
+  std::unique_ptr<Executable> build(Device& d, const Problem& p, const Config& c) const override {
+    return make_executable(p, PackedRoutine(p, c, avx512(d.info())));
+  }
+
+ private:
+  static bool avx512(const DeviceInfo& d) { return d.has_feature("avx512f"); }
+  static std::string registers_name(const DeviceInfo& d) {
+    return avx512(d) ? "zmm_registers" : "ymm_registers";
   }
 };
 }  // namespace

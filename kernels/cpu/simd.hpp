@@ -8,11 +8,26 @@
 
 namespace gemmlab::cpu::simd {
 
+// AVX2 has no mask registers: a partial vector at the right edge of C is loaded and stored with
+// vmaskmov, whose mask is a vector with the sign bit set in the lanes to touch (a masked-off lane is
+// neither read nor written, so it cannot fault past the end of a row).
 template <class T> struct Avx2;
 
 template <> struct Avx2<float> {
   using Reg = __m256;
+  using Mask = __m256i;
+  using Elem = float;
   static constexpr int lanes = 8;
+  static constexpr int registers = 16;  // vector registers
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Mask first(int count) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg load(Mask m, const float* p) {
+    return _mm256_maskload_ps(p, m);
+  }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline void store(Mask m, float* p, Reg v) {
+    _mm256_maskstore_ps(p, m, v);
+  }
   [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg zero() { return _mm256_setzero_ps(); }
   [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg load(const float* p) { return _mm256_loadu_ps(p); }
   [[gnu::target("avx2,fma"), gnu::always_inline]] static inline void store(float* p, Reg v) { _mm256_storeu_ps(p, v); }
@@ -23,7 +38,19 @@ template <> struct Avx2<float> {
 
 template <> struct Avx2<double> {
   using Reg = __m256d;
+  using Mask = __m256i;
+  using Elem = double;
   static constexpr int lanes = 4;
+  static constexpr int registers = 16;  // vector registers
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Mask first(int count) {
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(count), _mm256_setr_epi64x(0, 1, 2, 3));
+  }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg load(Mask m, const double* p) {
+    return _mm256_maskload_pd(p, m);
+  }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline void store(Mask m, double* p, Reg v) {
+    _mm256_maskstore_pd(p, m, v);
+  }
   [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg zero() { return _mm256_setzero_pd(); }
   [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg load(const double* p) { return _mm256_loadu_pd(p); }
   [[gnu::target("avx2,fma"), gnu::always_inline]] static inline void store(double* p, Reg v) { _mm256_storeu_pd(p, v); }
@@ -40,7 +67,9 @@ template <class T> struct Avx512;
 template <> struct Avx512<float> {
   using Reg = __m512;
   using Mask = __mmask16;
+  using Elem = float;
   static constexpr int lanes = 16;
+  static constexpr int registers = 32;  // vector registers
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg zero() { return _mm512_setzero_ps(); }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg load(const float* p) { return _mm512_loadu_ps(p); }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg broadcast(float x) { return _mm512_set1_ps(x); }
@@ -63,7 +92,9 @@ template <> struct Avx512<float> {
 template <> struct Avx512<double> {
   using Reg = __m512d;
   using Mask = __mmask8;
+  using Elem = double;
   static constexpr int lanes = 8;
+  static constexpr int registers = 32;  // vector registers
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg zero() { return _mm512_setzero_pd(); }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg load(const double* p) { return _mm512_loadu_pd(p); }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg broadcast(double x) { return _mm512_set1_pd(x); }

@@ -77,7 +77,7 @@ def main():
     missing = [k["name"] for k in listed if k["backend"] == "cpu" and k["name"] in ("05_packed_avx512", "06_small_m")
                and not k["supported"]]
     if missing:
-        print(f"SKIP: {', '.join(missing)} cannot run on this CPU (no AVX-512F): the library has no table to use")
+        print(f"SKIP: {', '.join(missing)} cannot run on this CPU (no AVX-512F): the table this test builds needs both")
         sys.exit(SKIP)
     with tempfile.TemporaryDirectory() as work:
         # the table in a directory that does not exist yet: blas-table creates it

@@ -12,12 +12,12 @@
     (simulated times: equal to the last digit);
  6. gemmlab blas-table --tune on 3 ranks tunes its class with both kernels, fills the cache with
     the budget's results and writes the table entry (left out, and said so, on a CPU without
-    AVX-512F: the library's kernels need it);
+    AVX-512F, where 06_small_m cannot run);
  7. two ranks on this node split its cores (unless the launcher bound them): rank 0's CPU device
     reports half of them.
 
-The CPU kernel of 1-3 is 05_packed_avx512 at one thread; on a CPU without AVX-512F, which cannot
-run it, 03_cache_blocked.
+The CPU kernel of 1-3 is 05_packed_avx512 at one thread; on a CPU with neither AVX-512F nor AVX2,
+which cannot run it, 03_cache_blocked.
 
     mpi_ranks_test.py GEMMLAB MPIRUN
 """
@@ -201,8 +201,8 @@ def main():
         fail(f"the sweep on 3 ranks differs from one process:\n{sweeps[0]}\n{sweeps[1]}")
     print(f"ok: the systolic sweep on 3 ranks gives the one-process rows ({len(sweeps[0])} rows)")
 
-    if not packed:
-        print("left out: blas-table --tune on 3 ranks (05_packed_avx512 and 06_small_m need AVX-512F)")
+    if not supported("06_small_m"):
+        print("left out: blas-table --tune on 3 ranks (06_small_m needs AVX-512F: the class would tune 05 alone)")
         return
     with tempfile.TemporaryDirectory() as tmp:
         cache, table = os.path.join(tmp, "results.sqlite"), os.path.join(tmp, "table.json")

@@ -2,8 +2,8 @@
 """A reference library's speed at one shape must not depend on the kernel it was timed beside.
 
     sweep_reference_test.py live GEMMLAB        a sweep here: single-threaded kernels (02, 04) and a
-                                                multi-threaded one (05; 03 on a CPU without
-                                                AVX-512F) at three square sizes
+                                                multi-threaded one (05; 03 on a CPU with neither
+                                                AVX-512F nor AVX2) at three square sizes
     sweep_reference_test.py committed DIR       the committed comparison's sweeps (DIR/sweep-*.json)
 
 Fails when two rows of one sweep report the reference at the same shape more than 15% apart.
@@ -50,7 +50,7 @@ def live(gemmlab):
     third = "05_packed_avx512"
     if third not in supported:
         third = "03_cache_blocked"
-        print("05_packed_avx512 does not run on this CPU (no AVX-512F): 03_cache_blocked in its place")
+        print("05_packed_avx512 does not run on this CPU: 03_cache_blocked in its place")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "sweep.json")
         command = [gemmlab, "sweep", "--backend", "cpu", "--kernels", f"02_loop_order,04_register_blocked_avx2,{third}",
