@@ -432,15 +432,15 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
 
 // `config` of `kernel` on `shape` in one of the four transpose layouts (bit 0: A transposed, bit 1:
 // B), every leading dimension 5 longer than its rows, untimed, against the fp64 reference.
-void expect_matches_reference_in_layout(const Kernel& kernel, const Config& config, Problem shape,
-                                        int layout) {
+void expect_matches_reference_in_layout(const Kernel& kernel, const Config& config, Problem shape, int layout,
+                                        Device& device = cpu_device()) {
   shape.trans_a = (layout & 1) != 0;
   shape.trans_b = (layout & 2) != 0;
   const Problem p = with_padding(shape, 5);
-  ASSERT_TRUE(kernel.space(cpu_device().info(), p.precision).is_valid(config)) << to_string(config);
+  ASSERT_TRUE(kernel.space(device.info(), p.precision).is_valid(config)) << to_string(config);
   EvaluationOptions options;
   options.time = false;
-  const Evaluation e = evaluate(cpu_device(), kernel, config, p, &fp64_truth(), nullptr, options);
+  const Evaluation e = evaluate(device, kernel, config, p, &fp64_truth(), nullptr, options);
   EXPECT_TRUE(e.validation.valid) << "{" << to_string(config) << "} on " << describe(p) << " "
                                   << p.transposes() << ": " << e.validation.reason;
 }
@@ -477,14 +477,18 @@ TEST(PackedKernel, ReadsARowMajorAInPlaceOrPackedWithTheSameResult) {
 // device opened again with AVX-512 hidden. Every tile the 16 ymm registers allow (8), both
 // precisions, every layout, rows padded, beta not 0: shapes with a last panel of fewer than MR
 // rows and a last tile of columns ending inside a vector (the masked loads and stores).
-TEST(PackedKernel, TheAvx2MicroKernelsMatchTheReferenceWithAvx512Hidden) {
+// The CPU device opened with AVX-512 hidden: 05 and 06 run their AVX2 code on it.
+std::unique_ptr<Device> open_without_avx512() {
   const testing::ScopedEnv hide("GEMMLAB_CPU_DISABLE", "avx512f");
-  const std::unique_ptr<Device> avx2 = registry().backend("cpu").open(0);
-  ASSERT_FALSE(avx2->info().has_feature("avx512f"));
+  std::unique_ptr<Device> device = registry().backend("cpu").open(0);  // detects in its constructor
+  EXPECT_FALSE(device->info().has_feature("avx512f"));
+  return device;
+}
+
+TEST(PackedKernel, TheAvx2MicroKernelsMatchTheReferenceWithAvx512Hidden) {
+  const std::unique_ptr<Device> avx2 = open_without_avx512();
   const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
   if (const Support s = packed.supported(avx2->info()); !s.ok) GTEST_SKIP() << s.reason;
-  EvaluationOptions options;
-  options.time = false;
   for (Precision precision : {Precision::fp32, Precision::fp64}) {
     const SearchSpace space = packed.space(avx2->info(), precision);
     const int lanes = precision == Precision::fp32 ? 8 : 4;
@@ -500,16 +504,10 @@ TEST(PackedKernel, TheAvx2MicroKernelsMatchTheReferenceWithAvx512Hidden) {
         config["threads"] = 1;
         if (!space.is_valid(config)) continue;
         ++tiles;
-        const std::int64_t m = 2 * mr + 3, n = 2 * nv * lanes + 5;
-        for (int layout = 0; layout < 4; ++layout) {
-          Problem p = Problem::packed(m, n, 77, precision, -0.75, 1.25);
-          p.trans_a = (layout & 1) != 0;
-          p.trans_b = (layout & 2) != 0;
-          p = with_padding(p, 5);
-          const Evaluation e = evaluate(*avx2, packed, config, p, &fp64_truth(), nullptr, options);
-          EXPECT_TRUE(e.validation.valid) << "{" << to_string(config) << "} on " << describe(p) << " "
-                                          << p.transposes() << ": " << e.validation.reason;
-        }
+        for (int layout = 0; layout < 4; ++layout)
+          expect_matches_reference_in_layout(
+              packed, config, Problem::packed(2 * mr + 3, 2 * nv * lanes + 5, 77, precision, -0.75, 1.25),
+              layout, *avx2);
       }
     EXPECT_EQ(tiles, 8) << "MR x NV with MR*NV + NV + 1 <= 16: 4x1-3, 6x1-2, 8x1, 12x1, 14x1";
   }
@@ -521,6 +519,40 @@ TEST(PackedKernel, TheAvx2MicroKernelsMatchTheReferenceWithAvx512Hidden) {
 // 0 (C poisoned: never to be read) and not: a depth that divides unevenly, a depth of 1 (a thread
 // with no steps of k, whose partial product must not be added), a last block of k shorter than
 // KB, and more rows than one pass.
+// 06's AVX2 tiles, which a CPU without AVX-512 runs, checked on any CPU with AVX2 (AVX-512 hidden):
+// every tile the 16 ymm registers allow (23), in tile and row order and (B transposed) the dot
+// form, both precisions, every layout, rows padded, beta not 0; a last pass of one row, a last
+// tile of columns ending inside a vector and a last block of k shorter than KB (the k tail of the
+// dot form).
+TEST(SmallMKernel, TheAvx2TilesMatchTheReferenceWithAvx512Hidden) {
+  const std::unique_ptr<Device> avx2 = open_without_avx512();
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  if (const Support s = small_m.supported(avx2->info()); !s.ok) GTEST_SKIP() << s.reason;
+  for (Precision precision : {Precision::fp32, Precision::fp64}) {
+    const SearchSpace space = small_m.space(avx2->info(), precision);
+    const int lanes = precision == Precision::fp32 ? 8 : 4;
+    int tiles = 0;
+    for (ParamValue mr : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14})
+      for (ParamValue nv : {1, 2, 3, 4})
+        for (ParamValue stream : {0, 1}) {
+          Config config = small_m.default_config(avx2->info(), precision);
+          config["MR"] = mr;
+          config["NV"] = nv;
+          config["STREAM"] = stream;
+          config["KB"] = stream == 1 ? 256 : 32;  // the row form reads the whole depth
+          config["threads"] = 1;
+          config["SPLIT_K"] = 0;
+          if (!space.is_valid(config)) continue;
+          tiles += stream == 0;
+          for (int layout = 0; layout < 4; ++layout)
+            expect_matches_reference_in_layout(
+                small_m, config, Problem::packed(2 * mr + 1, 2 * nv * lanes + 3, 77, precision, -0.75, 1.25),
+                layout, *avx2);
+        }
+    EXPECT_EQ(tiles, 23) << "MR x NV with MR*NV + NV + 1 <= 16";
+  }
+}
+
 TEST(SmallMKernel, SplitsTheDepthBetweenThreadsAndMatchesTheReference) {
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
   SKIP_IF_UNSUPPORTED(small_m);
@@ -575,7 +607,9 @@ TEST(SmallMKernel, TheRowFormCoversAWideCInBlocksOfColumns) {
 // as they were tuned, the threads splitting C.
 TEST(SmallMKernel, AConfigurationFromBeforeTheDepthSplitSplitsC) {
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
-  const SearchSpace space = small_m.space(cpu_device().info(), Precision::fp32);
+  DeviceInfo avx512 = cpu_device().info();  // where the entry was tuned: its 14 x 2 tile needs 32 registers
+  avx512.features = {"sse2", "avx", "avx2", "fma", "avx512f"};
+  const SearchSpace space = small_m.space(avx512, Precision::fp32);
   const Config before = {{"KB", 256}, {"MR", 14}, {"NV", 2}, {"STREAM", 0}, {"threads", 1}};
   Config expected = before;
   expected["SPLIT_K"] = 0;

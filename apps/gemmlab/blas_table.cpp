@@ -113,13 +113,8 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
     if (o->tune) {
       const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
       const Kernel& small_m = registry().kernel("cpu", "06_small_m");
-      if (const Support s = packed.supported(info); !s.ok) throw Unsupported("--tune: " + s.reason);
-      // Without AVX-512 the library runs 05 (its AVX2 micro-kernels) where it would run 06: 05 is tuned
-      // there.
-      const bool small_m_runs = small_m.supported(info).ok;
-      if (!small_m_runs && !o->json)
-        std::printf("06_small_m cannot run here (%s): 05_packed_avx512 is tuned in its place\n",
-                    small_m.supported(info).reason.c_str());
+      for (const Kernel* k : {&packed, &small_m})
+        if (const Support s = k->supported(info); !s.ok) throw Unsupported("--tune: " + s.reason);
       EvaluationSetup setup = open_evaluation(backend, {});
       TuneOptions options;
       options.budget = {.evaluations = o->budget, .seconds = o->seconds};
@@ -131,10 +126,7 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
         }
       auto kernels_for = [&](const Problem& p) {
         std::vector<const Kernel*> chosen;
-        for (std::string_view name : blas_tuning_kernels(p)) {
-          const Kernel* k = name == small_m.name() && small_m_runs ? &small_m : &packed;
-          if (std::find(chosen.begin(), chosen.end(), k) == chosen.end()) chosen.push_back(k);
-        }
+        for (std::string_view name : blas_tuning_kernels(p)) chosen.push_back(name == small_m.name() ? &small_m : &packed);
         return chosen;
       };
       // On MPI ranks, each class's configurations are evaluated on every rank (rank 0 in process).

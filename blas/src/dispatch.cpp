@@ -57,15 +57,12 @@ Engine::Engine() : verbose_(verbose_from_environment()) {
   const Kernel& small_m = registry_.kernel("cpu", "06_small_m");
   // The space's thread range is 1..cores: more threads than cores are not asked for.
   threads_ = std::min(threads_from_environment(info.cores), std::max(1, info.cores));
-  // 05 runs with AVX-512 or AVX2; 06 needs AVX-512, and where it cannot run 05 takes its problems.
-  if (packed.supported(info).ok) {
+  // 05 and 06 run with AVX-512, or AVX2 and FMA (their AVX2 micro-kernels and tiles).
+  if (packed.supported(info).ok && small_m.supported(info).ok) {
     packed_ = &packed;
-    for (Precision precision : {Precision::fp32, Precision::fp64})
-      packed_defaults_[precision == Precision::fp64] = packed.default_config(info, precision);
-  }
-  if (packed_ != nullptr && small_m.supported(info).ok) {
     small_m_ = &small_m;
     for (Precision precision : {Precision::fp32, Precision::fp64}) {
+      packed_defaults_[precision == Precision::fp64] = packed.default_config(info, precision);
       small_m_defaults_[precision == Precision::fp64] = small_m.default_config(info, precision);
       // A transposed B goes through 06's dot form: each block of k ends in MR x NV horizontal sums
       // of vectors, so its default block is the deepest the space allows for the default tile
@@ -86,25 +83,18 @@ Engine::Engine() : verbose_(verbose_from_environment()) {
   if (const char* name = std::getenv("GEMMLAB_BLAS_KERNEL"); name != nullptr && *name != '\0') {
     forced_ = library_kernel(name);
     if (forced_ == nullptr)
-      std::fprintf(
-          stderr,
-          "gemmlab-blas: warning: GEMMLAB_BLAS_KERNEL=%s is not one of the library's kernels that this CPU "
-          "runs (01_naive%s%s); ignored\n",
-          name, packed_ != nullptr ? ", 05_packed_avx512" : "", small_m_ != nullptr ? ", 06_small_m" : "");
+      std::fprintf(stderr, "gemmlab-blas: warning: GEMMLAB_BLAS_KERNEL=%s is not one of the library's kernels that this CPU "
+                   "runs (01_naive%s); ignored\n", name, packed_ != nullptr ? ", 05_packed_avx512, 06_small_m" : "");
   }
   if (verbose_)
-    std::fprintf(
-        stderr, "gemmlab-blas: %s, %d thread%s; %s; %zu table entries\n", info.name.c_str(), threads_,
-        threads_ == 1 ? "" : "s",
-        forced_ != nullptr ? "GEMMLAB_BLAS_KERNEL: every call on one kernel"
-        : small_m_ != nullptr
-            ? "05_packed_avx512 for a C of at least 512 x 512, 06_small_m for the others above the "
-              "small problems (B transposed: 06_small_m up to 16 rows of C, 05_packed_avx512 above)"
-        : packed_ != nullptr
-            ? "no AVX-512: 05_packed_avx512's AVX2 micro-kernels above the small problems (06_small_m "
-              "needs AVX-512)"
-            : "neither AVX-512 nor AVX2: 01_naive for every call",
-        table_ ? table_->entries.size() : std::size_t{0});
+    std::fprintf(stderr, "gemmlab-blas: %s, %d thread%s; %s; %zu table entries\n", info.name.c_str(),
+                 threads_, threads_ == 1 ? "" : "s",
+                 forced_ != nullptr ? "GEMMLAB_BLAS_KERNEL: every call on one kernel"
+                 : packed_ != nullptr
+                     ? "05_packed_avx512 for a C of at least 512 x 512, 06_small_m for the others above the "
+                       "small problems (B transposed: 06_small_m up to 16 rows of C, 05_packed_avx512 above)"
+                     : "neither AVX-512 nor AVX2: 01_naive for every call",
+                 table_ ? table_->entries.size() : std::size_t{0});
 }
 
 // `kernel`'s default configuration for this CPU and `p`: the library's threads, one below
@@ -213,11 +203,9 @@ Engine::Decision Engine::decide(const Problem& p) const {
                         entry->source + "; the same sizes' NN entry: 05 packs " + p.transposes() + " as NN");
   }
   if (packed_ == nullptr) return {naive_, {}, "neither AVX-512 nor AVX2 on this CPU"};
-  if (const Kernel* chosen = library_kernel(default_blas_kernel(p)); chosen != naive_) {
-    if (chosen == nullptr) chosen = packed_;  // 06_small_m, which this CPU cannot run
+  if (const Kernel* chosen = library_kernel(default_blas_kernel(p)); chosen != naive_)
     return {chosen, default_config(*chosen, p),
             volume(p) < single_thread_volume ? "default configuration, one thread (small problem)" : "default configuration"};
-  }
   return {naive_, {}, "the small path (no packing, no threads)"};
 }
 

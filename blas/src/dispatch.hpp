@@ -10,9 +10,9 @@
 //     05_packed_avx512 for a large C, 06_small_m for the others; with B transposed 06_small_m up
 //     to 16 rows of C, 05_packed_avx512 above) in its default configuration
 //     for this CPU, on the library's threads (GEMMLAB_NUM_THREADS, else OMP_NUM_THREADS, else
-//     every core), one thread below single_thread_volume. Where the CPU lacks AVX-512, 06_small_m
-//     cannot run and 05_packed_avx512 (its AVX2 micro-kernels) takes its problems; where it lacks
-//     AVX2 and FMA too, 01_naive runs every call.
+//     every core), one thread below single_thread_volume. Where the CPU lacks AVX-512, 05 and 06
+//     run their AVX2 micro-kernels and tiles; where it lacks AVX2 and FMA too, 01_naive runs every
+//     call.
 //     06_small_m with B transposed takes the deepest block of k (KB) its space allows for the
 //     default tile: it then reads B with its dot form, whose every block ends in horizontal sums.
 // GEMMLAB_BLAS_KERNEL=NAME (01_naive, 05_packed_avx512 or 06_small_m) runs every call on that

@@ -52,14 +52,16 @@
 // the first pass on, and the requests only took load slots (measured, one thread: 128^3 0.88-0.91
 // -> 0.94 of oneDNN, 784 x 128 x 1152 0.90-0.95 -> 0.96-1.00).
 // Hardware: AVX-512F (32 zmm registers; masked loads at the right edge and the k tail instead of
-// padded copies), memory bandwidth, several cores (OpenMP).
+// padded copies), memory bandwidth, several cores (OpenMP). A CPU without AVX-512 runs the same
+// loops with AVX2 + FMA tiles (16 ymm registers; vmaskmov at the edges): the tiles are written
+// once for either instruction set, in 06_tiles.hpp, and compiled once for each.
 // Parameters (MR and NV pick compiled variants): MR (most rows of C per pass), NV (axpy form: NR
 // = NV * lanes columns; dot form: NV columns; row form: vectors per run), KB (depth of a block of
 // k; the row form takes the whole depth at once), STREAM (the axpy form's order), threads,
 // SPLIT_K (what the threads split: 0 columns, or rows where C has few columns; 1 the depth).
 // Constraints (space(), as expressions): a tile's accumulators, NV vectors of B and one of A fit
-// the 32 zmm registers; a pass's block of A (MR x KB) stays in L1; the strip of B a tile reads
-// (KB rows of NV vectors) stays in L2 for the next pass over M's rows; SPLIT_K needs two threads or
+// the 32 zmm registers (16 ymm with AVX2); a pass's block of A (MR x KB) stays in L1; the strip of B a tile
+// reads (KB rows of NV vectors) stays in L2 for the next pass over M's rows; SPLIT_K needs two threads or
 // more. Split by rows, each pass reads the whole KB x N block of B: N is the problem's, so the
 // block is made shallower at run time where it would not fit half of L2.
 #include <omp.h>
@@ -68,276 +70,25 @@
 #include <array>
 #include <utility>
 
+#include "06_tiles.hpp"
 #include "cpu_kernel.hpp"
 #include "cpu_kernels.hpp"
 #include "gemmlab/buffer.hpp"
-#include "simd.hpp"
 
 namespace gemmlab::cpu {
 namespace {
 
-constexpr int zmm_registers = 32;
-constexpr int max_mr = 14;
-// The space's register constraint, for choosing which variants to compile.
-constexpr bool fits_zmm(int mr, int nv) { return mr * nv + nv + 1 <= zmm_registers; }
-
-// Which lines of B the axpy form asks for ahead of use.
-enum BPrefetch {
-  next_strip,  // columns split, one pass of rows: the next column tile's strip, into L1
-  own_rows,    // columns split, several passes: the next strip into L2, this strip's rows into L1
-  no_prefetch  // rows split: the passes share a few strips, which stay in cache
-};
-
-// One tile's operands. A's element (row r, step p) of the block is a[r * a_row + p * a_col];
-// the axpy form reads B's row p at b + p * ldb, the dot form B's row v (a column of C) at
-// b + v * ldb. C's tile starts at c. Passed by value: a copy of its own, which the stores to C
-// cannot alias, keeps its fields in registers.
-template <class T>
-struct Tile {
-  const T* a;
-  std::int64_t a_row, a_col;
-  const T* b;
-  std::int64_t ldb;
-  T* c;
-  std::int64_t ldc;
-  std::int64_t kb;     // steps of k in this block
-  int cols;            // columns of C in this tile: up to NR (axpy form) or NV (dot form)
-  BPrefetch prefetch;  // axpy form
-  T alpha, beta;       // C = alpha * (this block's product) + beta * C
-};
-
-template <class T>
-using TileFn = void (*)(Tile<T>);
-
-// How far ahead (in steps of k) an own_rows pass asks for its strip's rows. Near the end of B
-// the address lies past it: harmless, a prefetch never faults.
-constexpr std::int64_t own_rows_prefetch_steps = 8;
-
-// The axpy form's KB steps of k into the tile's accumulators. MASKED: the tile reaches past the
-// right edge of C, so B's rows are loaded under `mask`; a whole tile loads them plainly, without
-// keeping NV masks live through the loop.
-template <class T, int ROWS, int NV, bool MASKED, BPrefetch PREFETCH>
-[[gnu::target("avx512f"), gnu::always_inline]] inline void axpy_steps(
-    const Tile<T>& t, const typename simd::Avx512<T>::Mask* mask, typename simd::Avx512<T>::Reg (&acc)[ROWS][NV]) {
-  using V = simd::Avx512<T>;
-  constexpr int L = V::lanes;
-  const T* b = t.b;
-  for (std::int64_t p = 0; p < t.kb; ++p) {
-    typename V::Reg b_vec[NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      // b + NV * L: the same row of the next column tile, needed one whole tile from now.
-      if constexpr (PREFETCH == next_strip) {
-        _mm_prefetch(reinterpret_cast<const char*>(b + (NV + v) * L), _MM_HINT_T0);
-      } else if constexpr (PREFETCH == own_rows) {
-        _mm_prefetch(reinterpret_cast<const char*>(b + (NV + v) * L), _MM_HINT_T1);
-        const T* ahead = b + own_rows_prefetch_steps * t.ldb + v * L;
-        _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
-      }
-      if constexpr (MASKED) b_vec[v] = V::load(mask[v], b + v * L);
-      else b_vec[v] = V::load(b + v * L);
-    }
-#pragma GCC unroll 16
-    for (int r = 0; r < ROWS; ++r) {
-      const typename V::Reg a_bcast = V::broadcast(t.a[r * t.a_row + p * t.a_col]);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[r][v] = V::fma(a_bcast, b_vec[v], acc[r][v]);
-    }
-    b += t.ldb;
-  }
-}
-
-// The same, with the tile's prefetch as a compile-time choice.
-template <class T, int ROWS, int NV, bool MASKED>
-[[gnu::target("avx512f"), gnu::always_inline]] inline void axpy_steps_prefetching(
-    const Tile<T>& t, const typename simd::Avx512<T>::Mask* mask, typename simd::Avx512<T>::Reg (&acc)[ROWS][NV]) {
-  switch (t.prefetch) {
-    case next_strip: axpy_steps<T, ROWS, NV, MASKED, next_strip>(t, mask, acc); break;
-    case own_rows: axpy_steps<T, ROWS, NV, MASKED, own_rows>(t, mask, acc); break;
-    default: axpy_steps<T, ROWS, NV, MASKED, no_prefetch>(t, mask, acc); break;
-  }
-}
-
-// Axpy form: C[0:ROWS][0:cols] = alpha * A_block * B_strip + beta * C, B_strip KB x NR.
-template <class T, int ROWS, int NV>
-[[gnu::target("avx512f")]] void axpy_tile(const Tile<T> t) {
-  using V = simd::Avx512<T>;
-  constexpr int L = V::lanes;
-  typename V::Mask mask[NV];  // all lanes but at the right edge of C; none past it
-#pragma GCC unroll 4
-  for (int v = 0; v < NV; ++v) mask[v] = V::first(std::max(0, t.cols - v * L));
-  typename V::Reg acc[ROWS][NV];
-#pragma GCC unroll 16
-  for (int r = 0; r < ROWS; ++r)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = V::zero();
-  if (t.cols >= NV * L) axpy_steps_prefetching<T, ROWS, NV, false>(t, mask, acc);
-  else axpy_steps_prefetching<T, ROWS, NV, true>(t, mask, acc);
-
-  const typename V::Reg alpha_v = V::broadcast(t.alpha), beta_v = V::broadcast(t.beta);
-#pragma GCC unroll 16
-  for (int r = 0; r < ROWS; ++r) {
-    T* c_row = t.c + r * t.ldc;
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      if (t.cols <= v * L) break;
-      typename V::Reg result = V::mul(alpha_v, acc[r][v]);
-      if (t.beta != T(0)) result = V::fma(beta_v, V::load(mask[v], c_row + v * L), result);
-      V::store(mask[v], c_row + v * L, result);
-    }
-  }
-}
-
-// Row form, one step: R rows of B from row p, NV vectors of columns from j (`mask`: the columns
-// that exist), applied to all ROWS rows of C. Every vector of B loaded serves ROWS rows of C;
-// `a_bcast` holds the group's elements of A, broadcast once for all steps of the group.
-template <class T, int ROWS, int NV, int R>
-[[gnu::target("avx512f"), gnu::always_inline]] inline void stream_step(
-    const Tile<T>& t, std::int64_t p, std::int64_t j, const typename simd::Avx512<T>::Mask* mask,
-    const typename simd::Avx512<T>::Reg (&a_bcast)[ROWS][R]) {
-  using V = simd::Avx512<T>;
-  constexpr int L = V::lanes;
-  typename V::Reg b_vec[R][NV];
-#pragma GCC unroll 16
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) b_vec[r][v] = V::load(mask[v], t.b + (p + r) * t.ldb + j + v * L);
-  const typename V::Reg alpha_v = V::broadcast(t.alpha);
-#pragma GCC unroll 16
-  for (int i = 0; i < ROWS; ++i) {
-    typename V::Reg acc[NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[v] = V::zero();
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[v] = V::fma(a_bcast[i][r], b_vec[r][v], acc[v]);
-    T* c_row = t.c + i * t.ldc + j;
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      typename V::Reg result;
-      if (p > 0) result = V::fma(alpha_v, acc[v], V::load(mask[v], c_row + v * L));  // later rows of B add to C
-      else if (t.beta != T(0))
-        result = V::fma(alpha_v, acc[v], V::mul(V::broadcast(t.beta), V::load(mask[v], c_row + v * L)));
-      else result = V::mul(alpha_v, acc[v]);  // C is not read: it may hold anything
-      V::store(mask[v], c_row + v * L, result);
-    }
-  }
-}
-
-// Row form, one group: R rows of B from row p across all the block's columns. The group's
-// elements of A are broadcast before its steps: broadcast in every step, they took one load
-// each beside the step's loads of B, and every load waiting on memory holds a slot of the load
-// buffer that a further line of B could have had (a standalone copy at 1 x 11008 x 4096, one
-// thread, 8 rows of B per group: 9.7 -> 10.7 GFLOP/s).
-template <class T, int ROWS, int NV, int R>
-[[gnu::target("avx512f"), gnu::always_inline]] inline void stream_group(
-    const Tile<T>& t, std::int64_t p, std::int64_t full_end, const typename simd::Avx512<T>::Mask* all,
-    const typename simd::Avx512<T>::Mask* edge) {
-  using V = simd::Avx512<T>;
-  constexpr int L = V::lanes;
-  typename V::Reg a_bcast[ROWS][R];
-#pragma GCC unroll 16
-  for (int i = 0; i < ROWS; ++i)
-#pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) a_bcast[i][r] = V::broadcast(t.a[i * t.a_row + (p + r) * t.a_col]);
-  for (std::int64_t j = 0; j < full_end; j += NV * L) stream_step<T, ROWS, NV, R>(t, p, j, all, a_bcast);
-  if (full_end < t.cols) stream_step<T, ROWS, NV, R>(t, p, full_end, edge, a_bcast);
-}
-
-// Row form: C[0:ROWS][0:cols] = alpha * A_rows * B + beta * C over the whole depth (kb), C's
-// rows staying in L2 (the caller keeps ROWS x cols within half of it). B is read in
-// groups of RB rows, each row one contiguous run: few long streams, which the hardware
-// prefetcher follows at full speed.
-template <class T, int ROWS, int NV>
-[[gnu::target("avx512f")]] void stream_rows(const Tile<T> t) {
-  using V = simd::Avx512<T>;
-  constexpr int L = V::lanes;
-  constexpr int RB = 16 / NV;  // rows of B per group: RB * NV vectors of B in registers
-  typename V::Mask all[NV], edge[NV];
-  for (int v = 0; v < NV; ++v) all[v] = V::first(L);
-  const std::int64_t full_end = t.cols / (NV * L) * (NV * L);
-  for (int v = 0; v < NV; ++v)
-    edge[v] = V::first(static_cast<int>(std::max<std::int64_t>(0, t.cols - full_end - v * L)));
-  std::int64_t p = 0;
-  for (; p + RB <= t.kb; p += RB) stream_group<T, ROWS, NV, RB>(t, p, full_end, all, edge);
-  for (; p < t.kb; ++p) stream_group<T, ROWS, NV, 1>(t, p, full_end, all, edge);  // the last rows of B
-}
-
-// Dot form: C[r][v] = alpha * dot(A_row r, B_row v) over the block + beta * C[r][v], for ROWS
-// rows of A and up to NV rows of B (columns of C).
-template <class T, int ROWS, int NV>
-[[gnu::target("avx512f")]] void dot_tile(const Tile<T> t) {
-  using V = simd::Avx512<T>;
-  constexpr int L = V::lanes;
-  // A tile narrower than NV reads its last row of B again in the missing places (memory that
-  // exists); those sums are never stored.
-  const T* b_row[NV];
-#pragma GCC unroll 4
-  for (int v = 0; v < NV; ++v) b_row[v] = t.b + std::min(v, t.cols - 1) * t.ldb;
-  typename V::Reg acc[ROWS][NV];
-#pragma GCC unroll 16
-  for (int r = 0; r < ROWS; ++r)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = V::zero();
-
-  for (std::int64_t p = 0; p < t.kb; p += L) {
-    const auto mask = V::first(static_cast<int>(std::min<std::int64_t>(L, t.kb - p)));  // the k tail
-    typename V::Reg b_vec[NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) b_vec[v] = V::load(mask, b_row[v] + p);
-#pragma GCC unroll 16
-    for (int r = 0; r < ROWS; ++r) {
-      const typename V::Reg a_vec = V::load(mask, t.a + r * t.a_row + p);
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[r][v] = V::fma(a_vec, b_vec[v], acc[r][v]);
-    }
-  }
-
-#pragma GCC unroll 16
-  for (int r = 0; r < ROWS; ++r)
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      if (v >= t.cols) break;
-      T& c = t.c[r * t.ldc + v];
-      const T product = t.alpha * V::sum(acc[r][v]);
-      c = t.beta == T(0) ? product : product + t.beta * c;
-    }
-}
-
-enum class Form { axpy, dot, rows };
-
-template <class T, int ROWS, int NV>
-constexpr TileFn<T> tile(Form form) {
-  if constexpr (ROWS > 0 && fits_zmm(ROWS, NV))
-    return form == Form::dot    ? &dot_tile<T, ROWS, NV>
-           : form == Form::rows ? &stream_rows<T, ROWS, NV>
-                                : &axpy_tile<T, ROWS, NV>;
-  else return nullptr;
-}
-// The tile functions for 1..max_mr rows (index: rows) of one NV.
-template <class T, int NV, int... Rows>
-std::array<TileFn<T>, max_mr + 1> tiles_for_rows(Form form, std::integer_sequence<int, Rows...>) {
-  return {tile<T, Rows, NV>(form)...};
-}
-template <class T, int NV>
-std::array<TileFn<T>, max_mr + 1> tiles_for_nv(Form form) {
-  return tiles_for_rows<T, NV>(form, std::make_integer_sequence<int, max_mr + 1>{});
-}
-template <class T>
-std::array<TileFn<T>, max_mr + 1> tiles(int nv, Form form) {
-  switch (nv) {
-    case 1: return tiles_for_nv<T, 1>(form);
-    case 2: return tiles_for_nv<T, 2>(form);
-    case 3: return tiles_for_nv<T, 3>(form);
-    default: return tiles_for_nv<T, 4>(form);
-  }
-}
+using small_m::Form;
+using small_m::max_mr;
+using small_m::Tiles;
 
 class SmallMRoutine {
  public:
-  SmallMRoutine(const Problem& p, const Config& c, std::int64_t l2_bytes)
-      : mr_(int(c.at("MR"))),
+  // avx512: the AVX-512 tiles, else the AVX2 ones (the CPU has them: supported()).
+  SmallMRoutine(const Problem& p, const Config& c, std::int64_t l2_bytes, bool avx512)
+      : avx512_(avx512),
+        vector_bytes_(avx512 ? 64 : 32),
+        mr_(int(c.at("MR"))),
         nv_(int(c.at("NV"))),
         kb_(c.at("KB")),
         threads_(int(c.at("threads"))),
@@ -356,7 +107,9 @@ class SmallMRoutine {
     const bool dot = p.trans_b;
     // The dot form reads B's rows whole already; the row form is the axpy form's other order.
     const Form form = dot ? Form::dot : stream_ ? Form::rows : Form::axpy;
-    const std::array<TileFn<T>, max_mr + 1> tile = tiles<T>(nv_, form);
+    const auto tiles = avx512_ ? small_m::avx512_tiles<T> : small_m::avx2_tiles<T>;
+    const Tiles<T> tile = tiles(nv_, form);
+    const int lanes = vector_bytes_ / int(sizeof(T));
     std::int64_t a_row = p.trans_a ? 1 : p.lda, a_col = p.trans_a ? p.lda : 1;
     if (dot && p.trans_a) {  // the dot form reads A's rows along k: copy a transposed A into that order
       T* copy = reinterpret_cast<T*>(a_copy_.get());
@@ -366,17 +119,15 @@ class SmallMRoutine {
       a_row = p.k;
       a_col = 1;
     }
-    const std::int64_t width = dot ? nv_ : nv_ * simd::Avx512<T>::lanes;  // columns of C per tile
+    const std::int64_t width = dot ? nv_ : nv_ * lanes;  // columns of C per tile
     const std::int64_t column_tiles = (p.n + width - 1) / width, row_passes = (p.m + mr_ - 1) / mr_;
     // The last tile of columns, where N is not a multiple of the width, computes only the vectors
     // (dot form: the columns) it stores: a tile of NV vectors for 16 columns would do NV times the
     // work (one core, NV = 4: 96 x 80 x 72 ran at 0.48-0.80 of OpenBLAS, 0.94-0.96 with the
     // narrower last tile; 100^3 at 0.78-0.79, 0.87).
     const std::int64_t edge_cols = p.n - (column_tiles - 1) * width;
-    const int edge_nv =
-        static_cast<int>(dot ? edge_cols : (edge_cols + simd::Avx512<T>::lanes - 1) / simd::Avx512<T>::lanes);
-    const std::array<TileFn<T>, max_mr + 1> edge_tile =
-        form == Form::rows || edge_nv == nv_ ? tile : tiles<T>(edge_nv, form);
+    const int edge_nv = static_cast<int>(dot ? edge_cols : (edge_cols + lanes - 1) / lanes);
+    const Tiles<T> edge_tile = form == Form::rows || edge_nv == nv_ ? tile : tiles(edge_nv, form);
     // Threads split the columns, each streaming its own part of B. A C with more passes of rows
     // than tiles of columns (few columns: then B is the small operand) is split by rows instead.
     const bool split_rows = !split_k_ && form != Form::rows && row_passes > column_tiles;
@@ -413,13 +164,15 @@ class SmallMRoutine {
         first_col = column_tiles * me / team * width;
         end_col = std::min(p.n, column_tiles * (me + 1) / team * width);
       }
-      Tile<T> t{};
+      small_m::Tile<T> t{};
       t.a_row = a_row;
       t.a_col = a_col;
       t.ldb = p.ldb;
       t.ldc = ldc_out;
       t.alpha = static_cast<T>(p.alpha);
-      t.prefetch = split_rows ? no_prefetch : end_row - first_row > mr_ ? own_rows : next_strip;
+      t.prefetch = split_rows                  ? small_m::no_prefetch
+                   : end_row - first_row > mr_ ? small_m::own_rows
+                                               : small_m::next_strip;
       // One tile of C (rows [i, i + MR) by columns [j, j + width)) over the block of k at k0.
       const auto run_tile = [&](std::int64_t k0, std::int64_t i, std::int64_t j) {
         t.cols = static_cast<int>(std::min(width, end_col - j));
@@ -487,6 +240,8 @@ class SmallMRoutine {
   }
 
  private:
+  bool avx512_;
+  int vector_bytes_;
   int mr_, nv_;
   std::int64_t kb_;
   int threads_;
@@ -500,8 +255,14 @@ class SmallMRoutine {
 class SmallM final : public CpuKernel {
  public:
   SmallM()
-      : CpuKernel("06_small_m", "few rows of C: no packing, B streamed once in its stored order, OpenMP threads",
-                  {"avx512f"}) {}
+      : CpuKernel("06_small_m",
+                  "few rows of C: no packing, B streamed once in its stored order, OpenMP threads", {}) {}
+
+  Support supported(const DeviceInfo& d) const override {
+    if (avx512(d) || (d.has_feature("avx2") && d.has_feature("fma"))) return {};
+    return {false, "needs the avx512f instruction set, or avx2 and fma, which this CPU (" + d.name +
+                       ") does not report"};
+  }
 
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
     const auto elem = static_cast<ParamValue>(element_size(precision));
@@ -516,11 +277,14 @@ class SmallM final : public CpuKernel {
              "rows in cache")
         .add("SPLIT_K", {0, 1}, "what the threads split: 0 the columns (or the rows), 1 the depth")
         .added_later("SPLIT_K", 0);  // BLAS tables written before it: the threads split C
-    s.let("elem", elem, "bytes per element").let("zmm_registers", zmm_registers, "AVX-512 vector registers");
+    s.let("elem", elem, "bytes per element")
+        .let(registers_name(d), avx512(d) ? 32 : 16,
+             avx512(d) ? "AVX-512 vector registers" : "AVX2 vector registers")
+        .let("vector_bytes", avx512(d) ? 64 : 32, "bytes per vector register");
     let_cache(s, d, "L1d", 1, 32 << 10);
     let_cache(s, d, "L2", 2, 1 << 20);
     s.require(
-         "MR*NV + NV + 1 <= zmm_registers",
+         "MR*NV + NV + 1 <= " + registers_name(d),
          "MR*NV accumulators, NV vectors of B and one of A (the row form, which keeps C in cache, serves a "
          "transposed B with the dot form's tiles)")
         .require("SPLIT_K == 0 || threads > 1",
@@ -528,15 +292,17 @@ class SmallM final : public CpuKernel {
         .require("STREAM == 0 || KB == 256",
                  "the row form reads the whole depth at once: one KB, no duplicate configurations")
         .require("MR*KB*elem <= L1d", "a pass's block of A stays in L1")
-        .require("KB*NV*64 <= L2", "the strip of B a tile reads stays in L2 for the next pass over M's rows");
+        .require("KB*NV*vector_bytes <= L2",
+                 "the strip of B a tile reads stays in L2 for the next pass over M's rows");
     return s;
   }
 
   bool reads_transposed() const override { return true; }
 
+  // With AVX2 only, 6 x 2 (15 of the 16 ymm registers).
   Config preferred_config(const DeviceInfo& d, Precision) const override {
-    return {{"MR", 8},     {"NV", 2},     {"KB", 256}, {"threads", std::max(1, d.cores)},
-            {"STREAM", 0}, {"SPLIT_K", 0}};
+    return {{"MR", avx512(d) ? 8 : 6},         {"NV", 2},     {"KB", 256},
+            {"threads", std::max(1, d.cores)}, {"STREAM", 0}, {"SPLIT_K", 0}};
   }
   // Where B streams from memory (a few rows of C against a large B), a shallow block: 24 rows of
   // B at a time, each read as one stream across the columns, few enough for the hardware
@@ -554,9 +320,9 @@ class SmallM final : public CpuKernel {
   std::vector<Config> preferred_variants(const DeviceInfo& d, Precision precision) const override {
     Config shallow = preferred_config(d, precision);
     shallow["KB"] = 24;
-    Config wide = preferred_config(d, precision);
-    wide["MR"] = 6;
-    wide["NV"] = 4;
+    Config wide = preferred_config(d, precision);  // AVX2: 4 x 3, 12 accumulators for 7 loads
+    wide["MR"] = avx512(d) ? 6 : 4;
+    wide["NV"] = avx512(d) ? 4 : 3;
     Config rows = wide;
     rows["STREAM"] = 1;
     std::vector<Config> variants = {shallow, wide, rows};
@@ -572,7 +338,13 @@ class SmallM final : public CpuKernel {
   std::unique_ptr<Executable> build(Device& d, const Problem& p, const Config& c) const override {
     // The L2 the space's constraints were computed with (the OS's figure, or the one assumed).
     const std::int64_t l2 = *space(d.info(), p.precision).value_of("L2", c);
-    return make_executable(p, SmallMRoutine(p, c, l2));
+    return make_executable(p, SmallMRoutine(p, c, l2, avx512(d.info())));
+  }
+
+ private:
+  static bool avx512(const DeviceInfo& d) { return d.has_feature("avx512f"); }
+  static std::string registers_name(const DeviceInfo& d) {
+    return avx512(d) ? "zmm_registers" : "ymm_registers";
   }
 };
 }  // namespace

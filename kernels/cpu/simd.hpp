@@ -34,6 +34,13 @@ template <> struct Avx2<float> {
   [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg broadcast(float x) { return _mm256_set1_ps(x); }
   [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline float sum(Reg v) {
+    alignas(32) float x[lanes];
+    _mm256_store_ps(x, v);
+    float total = 0;
+    for (float e : x) total += e;
+    return total;
+  }
 };
 
 template <> struct Avx2<double> {
@@ -57,6 +64,13 @@ template <> struct Avx2<double> {
   [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg broadcast(double x) { return _mm256_set1_pd(x); }
   [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_pd(a, b, c); }
   [[gnu::target("avx2,fma"), gnu::always_inline]] static inline Reg mul(Reg a, Reg b) { return _mm256_mul_pd(a, b); }
+  [[gnu::target("avx2,fma"), gnu::always_inline]] static inline double sum(Reg v) {
+    alignas(32) double x[lanes];
+    _mm256_store_pd(x, v);
+    double total = 0;
+    for (double e : x) total += e;
+    return total;
+  }
 };
 
 // AVX-512 adds per-lane masks: a partial vector at the right edge of C is loaded and stored with

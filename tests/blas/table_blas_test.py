@@ -77,7 +77,7 @@ def main():
     missing = [k["name"] for k in listed if k["backend"] == "cpu" and k["name"] in ("05_packed_avx512", "06_small_m")
                and not k["supported"]]
     if missing:
-        print(f"SKIP: {', '.join(missing)} cannot run on this CPU (no AVX-512F): the table this test builds needs both")
+        print(f"SKIP: {', '.join(missing)} cannot run on this CPU (neither AVX-512F nor AVX2): the table this test builds needs both")
         sys.exit(SKIP)
     with tempfile.TemporaryDirectory() as work:
         # the table in a directory that does not exist yet: blas-table creates it
@@ -175,10 +175,11 @@ def main():
                 fail(f"the few-row call did not use its tuned 06_small_m entry: {call}")
         print("tuned, few rows:", calls[0])
         # 06's NN entry does not serve B transposed (another loop, the dot form): the defaults do,
-        # with the deepest block of k the space allows for the default 8-row tile in fp32
-        # (8 x KB x 4 bytes within a 32-48 KiB L1d: KB = 1024).
+        # with the deepest block of k the space allows for the default tile in fp32 (8 rows with
+        # AVX-512, 6 with AVX2: MR x KB x 4 bytes within a 32-48 KiB L1d: KB = 1024).
+        default_mr = next(k for k in listed if k["backend"] == "cpu" and k["name"] == "06_small_m")["default_config"]["MR"]
         calls, _ = product(library, table, (5, 300, 256), transposes="NT")
-        if any("(default configuration" not in c or "06_small_m {KB=1024 MR=8 " not in c for c in calls):
+        if any("(default configuration" not in c or f"06_small_m {{KB=1024 MR={default_mr} " not in c for c in calls):
             fail(f"the NT call with only an NN entry of 06 did not run 06's dot-form defaults: {calls}")
         # Tuned with B transposed (--shapes MxNxK:NT), the class has its own entry, which the library runs.
         run([gemmlab, "blas-table", "--tune", "--shapes", "5x300x256:NT", "--precision", "fp32", "--budget", "3",

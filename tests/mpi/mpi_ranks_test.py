@@ -11,8 +11,8 @@
  5. gemmlab sweep of the systolic simulator on 3 ranks gives the rows of a one-process sweep
     (simulated times: equal to the last digit);
  6. gemmlab blas-table --tune on 3 ranks tunes its class with both kernels, fills the cache with
-    the budget's results and writes the table entry (left out, and said so, on a CPU without
-    AVX-512F, where 06_small_m cannot run);
+    the budget's results and writes the table entry (left out, and said so, on a CPU with neither
+    AVX-512F nor AVX2, where 05 and 06 cannot run);
  7. two ranks on this node split its cores (unless the launcher bound them): rank 0's CPU device
     reports half of them.
 
@@ -144,7 +144,7 @@ def main():
                       "--budget", "40", "--no-cache"], 40, "systolic 02_buffer_tiled")
     packed = supported("05_packed_avx512")
     kernel = ["--kernel", "05_packed_avx512", "--constraint", "threads == 1"] if packed else ["--kernel", "03_cache_blocked"]
-    label = "cpu 05_packed_avx512, one thread" if packed else "cpu 03_cache_blocked (no AVX-512F for 05)"
+    label = "cpu 05_packed_avx512, one thread" if packed else "cpu 03_cache_blocked (05 cannot run on this CPU)"
     check_same_count(kernel + ["--m", "96", "--n", "96", "--k", "96", "--budget", "20", "--no-cache"], 20, label)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -202,7 +202,7 @@ def main():
     print(f"ok: the systolic sweep on 3 ranks gives the one-process rows ({len(sweeps[0])} rows)")
 
     if not supported("06_small_m"):
-        print("left out: blas-table --tune on 3 ranks (06_small_m needs AVX-512F: the class would tune 05 alone)")
+        print("left out: blas-table --tune on 3 ranks (06_small_m cannot run on this CPU)")
         return
     with tempfile.TemporaryDirectory() as tmp:
         cache, table = os.path.join(tmp, "results.sqlite"), os.path.join(tmp, "table.json")
