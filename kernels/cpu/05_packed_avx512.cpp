@@ -319,11 +319,7 @@ class PackedAvx512 final : public CpuKernel {
                   "AVX-512), OpenMP threads",
                   {}) {}
 
-  Support supported(const DeviceInfo& d) const override {
-    if (avx512(d) || (d.has_feature("avx2") && d.has_feature("fma"))) return {};
-    return {false, "needs the avx512f instruction set, or avx2 and fma, which this CPU (" + d.name +
-                       ") does not report"};
-  }
+  Support supported(const DeviceInfo& d) const override { return avx512_or_avx2(d); }
 
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
     const auto elem = static_cast<ParamValue>(element_size(precision));
@@ -339,18 +335,16 @@ class PackedAvx512 final : public CpuKernel {
         .add("PACK_A", {0, 1}, "1: pack every A panel; 0: read a row-major A's full panels where they lie")
         .added_later("PACK_A", 1);  // BLAS tables written before it: they packed every panel
     s.let("elem", elem, "bytes per element")
-        .let("lanes", (avx512(d) ? 64 : 32) / elem,
-             avx512(d) ? "elements per zmm register" : "elements per ymm register")
-        .let(registers_name(d), avx512(d) ? 32 : 16,
-             avx512(d) ? "AVX-512 vector registers" : "AVX2 vector registers");
+        .let("lanes", (uses_avx512(d) ? 64 : 32) / elem,
+             uses_avx512(d) ? "elements per zmm register" : "elements per ymm register");
+    const std::string registers = let_vector_registers(s, d);
     let_cache(s, d, "L1d", 1, 32 << 10);
     const std::int64_t l2 = let_cache(s, d, "L2", 2, 1 << 20);
     let_cache(s, d, "L3", 3, l2);
     s.derive("NR", "NV*lanes", "columns of the micro-tile")
         .derive("tile_m", "MC", "rows of C a packed A block covers")
         .derive("tile_n", "NC", "columns of C a thread's packed B block covers");
-    s.require("MR*NV + NV + 1 <= " + registers_name(d),
-              "MR*NV accumulators, NV vectors of B and a broadcast of A")
+    s.require("MR*NV + NV + 1 <= " + registers, "MR*NV accumulators, NV vectors of B and a broadcast of A")
         .require("MC % MR == 0", "the A block is whole MR-tall panels")
         .require("NC % NR == 0", "the B block is whole NR-wide panels")
         .require("MR*KC*elem <= L1d/2", "an A panel stays in L1 while the B panels stream past")
@@ -372,8 +366,9 @@ class PackedAvx512 final : public CpuKernel {
   // as deep as half of L1d allows with a B block of a 512 KiB L2.
   Config preferred_config(const DeviceInfo& d, Precision precision) const override {
     const bool fp32 = precision == Precision::fp32;
-    Config c = avx512(d) ? Config{{"MR", 6}, {"NV", 4}, {"MC", 2688}, {"KC", fp32 ? 1024 : 512}, {"NC", 256}}
-                         : Config{{"MR", 6}, {"NV", 2}, {"MC", 2688}, {"KC", fp32 ? 512 : 256}, {"NC", 256}};
+    Config c = uses_avx512(d)
+                   ? Config{{"MR", 6}, {"NV", 4}, {"MC", 2688}, {"KC", fp32 ? 1024 : 512}, {"NC", 256}}
+                   : Config{{"MR", 6}, {"NV", 2}, {"MC", 2688}, {"KC", fp32 ? 512 : 256}, {"NC", 256}};
     c["PACK_A"] = 0;
     c["threads"] = std::max(1, d.cores);
     return c;
@@ -387,7 +382,7 @@ class PackedAvx512 final : public CpuKernel {
     const ParamValue depth_scale = precision == Precision::fp32 ? 2 : 1;  // fp32 elements are half as wide
     std::vector<Config> variants;
     const std::vector<std::array<ParamValue, 4>> tiles =
-        avx512(d)
+        uses_avx512(d)
             ? std::vector<std::array<ParamValue, 4>>{{8, 3, 384, 384}, {12, 2, 256, 512}, {14, 2, 192, 1024}}
             : std::vector<std::array<ParamValue, 4>>{{4, 3, 256, 192}};
     for (auto [mr, nv, kc, nc] : tiles) {
@@ -403,13 +398,7 @@ class PackedAvx512 final : public CpuKernel {
 
  protected:
   std::unique_ptr<Executable> build(Device& d, const Problem& p, const Config& c) const override {
-    return make_executable(p, PackedRoutine(p, c, avx512(d.info())));
-  }
-
- private:
-  static bool avx512(const DeviceInfo& d) { return d.has_feature("avx512f"); }
-  static std::string registers_name(const DeviceInfo& d) {
-    return avx512(d) ? "zmm_registers" : "ymm_registers";
+    return make_executable(p, PackedRoutine(p, c, uses_avx512(d.info())));
   }
 };
 }  // namespace

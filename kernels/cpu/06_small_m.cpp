@@ -258,11 +258,7 @@ class SmallM final : public CpuKernel {
       : CpuKernel("06_small_m",
                   "few rows of C: no packing, B streamed once in its stored order, OpenMP threads", {}) {}
 
-  Support supported(const DeviceInfo& d) const override {
-    if (avx512(d) || (d.has_feature("avx2") && d.has_feature("fma"))) return {};
-    return {false, "needs the avx512f instruction set, or avx2 and fma, which this CPU (" + d.name +
-                       ") does not report"};
-  }
+  Support supported(const DeviceInfo& d) const override { return avx512_or_avx2(d); }
 
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
     const auto elem = static_cast<ParamValue>(element_size(precision));
@@ -277,14 +273,13 @@ class SmallM final : public CpuKernel {
              "rows in cache")
         .add("SPLIT_K", {0, 1}, "what the threads split: 0 the columns (or the rows), 1 the depth")
         .added_later("SPLIT_K", 0);  // BLAS tables written before it: the threads split C
-    s.let("elem", elem, "bytes per element")
-        .let(registers_name(d), avx512(d) ? 32 : 16,
-             avx512(d) ? "AVX-512 vector registers" : "AVX2 vector registers")
-        .let("vector_bytes", avx512(d) ? 64 : 32, "bytes per vector register");
+    s.let("elem", elem, "bytes per element");
+    const std::string registers = let_vector_registers(s, d);
+    s.let("vector_bytes", uses_avx512(d) ? 64 : 32, "bytes per vector register");
     let_cache(s, d, "L1d", 1, 32 << 10);
     let_cache(s, d, "L2", 2, 1 << 20);
     s.require(
-         "MR*NV + NV + 1 <= " + registers_name(d),
+         "MR*NV + NV + 1 <= " + registers,
          "MR*NV accumulators, NV vectors of B and one of A (the row form, which keeps C in cache, serves a "
          "transposed B with the dot form's tiles)")
         .require("SPLIT_K == 0 || threads > 1",
@@ -301,7 +296,7 @@ class SmallM final : public CpuKernel {
 
   // With AVX2 only, 6 x 2 (15 of the 16 ymm registers).
   Config preferred_config(const DeviceInfo& d, Precision) const override {
-    return {{"MR", avx512(d) ? 8 : 6},         {"NV", 2},     {"KB", 256},
+    return {{"MR", uses_avx512(d) ? 8 : 6},    {"NV", 2},     {"KB", 256},
             {"threads", std::max(1, d.cores)}, {"STREAM", 0}, {"SPLIT_K", 0}};
   }
   // Where B streams from memory (a few rows of C against a large B), a shallow block: 24 rows of
@@ -321,8 +316,8 @@ class SmallM final : public CpuKernel {
     Config shallow = preferred_config(d, precision);
     shallow["KB"] = 24;
     Config wide = preferred_config(d, precision);  // AVX2: 4 x 3, 12 accumulators for 7 loads
-    wide["MR"] = avx512(d) ? 6 : 4;
-    wide["NV"] = avx512(d) ? 4 : 3;
+    wide["MR"] = uses_avx512(d) ? 6 : 4;
+    wide["NV"] = uses_avx512(d) ? 4 : 3;
     Config rows = wide;
     rows["STREAM"] = 1;
     std::vector<Config> variants = {shallow, wide, rows};
@@ -338,13 +333,7 @@ class SmallM final : public CpuKernel {
   std::unique_ptr<Executable> build(Device& d, const Problem& p, const Config& c) const override {
     // The L2 the space's constraints were computed with (the OS's figure, or the one assumed).
     const std::int64_t l2 = *space(d.info(), p.precision).value_of("L2", c);
-    return make_executable(p, SmallMRoutine(p, c, l2, avx512(d.info())));
-  }
-
- private:
-  static bool avx512(const DeviceInfo& d) { return d.has_feature("avx512f"); }
-  static std::string registers_name(const DeviceInfo& d) {
-    return avx512(d) ? "zmm_registers" : "ymm_registers";
+    return make_executable(p, SmallMRoutine(p, c, l2, uses_avx512(d.info())));
   }
 };
 }  // namespace

@@ -27,4 +27,19 @@ std::int64_t let_cache(SearchSpace& s, const DeviceInfo& device, const std::stri
   return reported > 0 ? reported : assumed;
 }
 
+bool uses_avx512(const DeviceInfo& device) { return device.has_feature("avx512f"); }
+
+Support avx512_or_avx2(const DeviceInfo& device) {
+  if (uses_avx512(device) || (device.has_feature("avx2") && device.has_feature("fma"))) return {};
+  return {false, "needs the avx512f instruction set, or avx2 and fma, which this CPU (" + device.name +
+                     ") does not report"};
+}
+
+std::string let_vector_registers(SearchSpace& s, const DeviceInfo& device) {
+  const bool avx512 = uses_avx512(device);
+  const std::string name = avx512 ? "zmm_registers" : "ymm_registers";
+  s.let(name, avx512 ? 32 : 16, avx512 ? "AVX-512 vector registers" : "AVX2 vector registers");
+  return name;
+}
+
 }  // namespace gemmlab::cpu

@@ -75,6 +75,14 @@ class CpuKernel : public Kernel {
 std::int64_t let_cache(SearchSpace& s, const DeviceInfo& device, const std::string& name, int level,
                        std::int64_t assumed);
 
+// 05 and 06 run with AVX-512, else with AVX2 and FMA (their micro-kernels and tiles compiled for
+// each): which one this device takes, whether it has either, and the vector registers their
+// register constraint counts, declared in `s` as "zmm_registers" (32) or "ymm_registers" (16).
+// Returns the name declared.
+bool uses_avx512(const DeviceInfo& device);
+Support avx512_or_avx2(const DeviceInfo& device);
+std::string let_vector_registers(SearchSpace& s, const DeviceInfo& device);
+
 template <class Routine>
 std::unique_ptr<Executable> make_executable(const Problem& p, Routine routine) {
   return std::make_unique<RoutineExecutable<Routine>>(p, std::move(routine));
