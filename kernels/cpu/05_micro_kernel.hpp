@@ -113,7 +113,7 @@ void micro_kernel(std::int64_t kc, const T* a_panel, std::int64_t a_row_step, st
       const auto mask = V::first(cols);
       typename V::Reg result = V::mul(alpha_v, acc[r][v]);
       if (beta != T(0)) result = V::fma(beta_v, V::load(mask, c_row + v * L), result);
-      V::store(mask, c_row + v * L, result);
+      simd::store_edge<V>(cols, mask, c_row + v * L, result);
     }
   }
 }

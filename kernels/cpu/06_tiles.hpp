@@ -136,24 +136,27 @@ void axpy_tile(const Tile<T> t) {
       if (t.cols <= v * L) break;
       typename V::Reg result = V::mul(alpha_v, acc[r][v]);
       if (t.beta != T(0)) result = V::fma(beta_v, V::load(mask[v], c_row + v * L), result);
-      V::store(mask[v], c_row + v * L, result);
+      simd::store_edge<V>(t.cols - v * L, mask[v], c_row + v * L, result);
     }
   }
 }
 
-// Row form, one step: R rows of B from row p, NV vectors of columns from j (`mask`: the columns
-// that exist), applied to all ROWS rows of C. Every vector of B loaded serves ROWS rows of C;
-// `a_bcast` holds the group's elements of A, broadcast once for all steps of the group.
-template <class V, int ROWS, int NV, int R, class T = typename V::Elem>
-[[gnu::always_inline]] inline void stream_step(
-    const Tile<T>& t, std::int64_t p, std::int64_t j, const typename V::Mask* mask,
-    const typename V::Reg (&a_bcast)[ROWS][R]) {
+// Row form, one step: R rows of B from row p, NV vectors of columns from j, applied to all ROWS
+// rows of C. Every vector of B loaded serves ROWS rows of C; `a_bcast` holds the group's elements
+// of A, broadcast once for all steps of the group. MASKED: the step reaches the right edge of C,
+// so B and C are read and written under `mask` (the columns that exist); every other step uses
+// plain loads and stores (simd.hpp: a masked store is slow on AMD).
+template <class V, int ROWS, int NV, int R, bool MASKED, class T = typename V::Elem>
+[[gnu::always_inline]] inline void stream_step(const Tile<T>& t, std::int64_t p, std::int64_t j,
+                                               const typename V::Mask* mask,
+                                               const typename V::Reg (&a_bcast)[ROWS][R]) {
   constexpr int L = V::lanes;
   typename V::Reg b_vec[R][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) b_vec[r][v] = V::load(mask[v], t.b + (p + r) * t.ldb + j + v * L);
+    for (int v = 0; v < NV; ++v)
+      b_vec[r][v] = simd::load<V, MASKED>(mask[v], t.b + (p + r) * t.ldb + j + v * L);
   const typename V::Reg alpha_v = V::broadcast(t.alpha);
 #pragma GCC unroll 16
   for (int i = 0; i < ROWS; ++i) {
@@ -168,11 +171,14 @@ template <class V, int ROWS, int NV, int R, class T = typename V::Elem>
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       typename V::Reg result;
-      if (p > 0) result = V::fma(alpha_v, acc[v], V::load(mask[v], c_row + v * L));  // later rows of B add to C
+      if (p > 0)
+        result = V::fma(alpha_v, acc[v],
+                        simd::load<V, MASKED>(mask[v], c_row + v * L));  // later rows of B add to C
       else if (t.beta != T(0))
-        result = V::fma(alpha_v, acc[v], V::mul(V::broadcast(t.beta), V::load(mask[v], c_row + v * L)));
+        result = V::fma(alpha_v, acc[v],
+                        V::mul(V::broadcast(t.beta), simd::load<V, MASKED>(mask[v], c_row + v * L)));
       else result = V::mul(alpha_v, acc[v]);  // C is not read: it may hold anything
-      V::store(mask[v], c_row + v * L, result);
+      simd::store<V, MASKED>(mask[v], c_row + v * L, result);
     }
   }
 }
@@ -192,8 +198,9 @@ template <class V, int ROWS, int NV, int R, class T = typename V::Elem>
   for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) a_bcast[i][r] = V::broadcast(t.a[i * t.a_row + (p + r) * t.a_col]);
-  for (std::int64_t j = 0; j < full_end; j += NV * L) stream_step<V, ROWS, NV, R>(t, p, j, all, a_bcast);
-  if (full_end < t.cols) stream_step<V, ROWS, NV, R>(t, p, full_end, edge, a_bcast);
+  for (std::int64_t j = 0; j < full_end; j += NV * L)
+    stream_step<V, ROWS, NV, R, false>(t, p, j, all, a_bcast);
+  if (full_end < t.cols) stream_step<V, ROWS, NV, R, true>(t, p, full_end, edge, a_bcast);
 }
 
 // Row form: C[0:ROWS][0:cols] = alpha * A_rows * B + beta * C over the whole depth (kb), C's

@@ -6,6 +6,8 @@
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 namespace gemmlab::cpu::simd {
 
 // AVX2 has no mask registers: a partial vector at the right edge of C is loaded and stored with
@@ -86,6 +88,9 @@ template <> struct Avx512<float> {
   static constexpr int registers = 32;  // vector registers
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg zero() { return _mm512_setzero_ps(); }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg load(const float* p) { return _mm512_loadu_ps(p); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline void store(float* p, Reg v) {
+    _mm512_storeu_ps(p, v);
+  }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg broadcast(float x) { return _mm512_set1_ps(x); }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg fma(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
@@ -111,6 +116,9 @@ template <> struct Avx512<double> {
   static constexpr int registers = 32;  // vector registers
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg zero() { return _mm512_setzero_pd(); }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg load(const double* p) { return _mm512_loadu_pd(p); }
+  [[gnu::target("avx512f"), gnu::always_inline]] static inline void store(double* p, Reg v) {
+    _mm512_storeu_pd(p, v);
+  }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg broadcast(double x) { return _mm512_set1_pd(x); }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg fma(Reg a, Reg b, Reg c) { return _mm512_fmadd_pd(a, b, c); }
   [[gnu::target("avx512f"), gnu::always_inline]] static inline Reg mul(Reg a, Reg b) { return _mm512_mul_pd(a, b); }
@@ -127,5 +135,34 @@ template <> struct Avx512<double> {
     return total;
   }
 };
+
+// A kernel's loads and stores at the right edge of C, for either instruction set. AVX2's masked
+// store (vmaskmov) is microcoded on AMD's Zen cores: about 11 times a plain store (AMD EPYC, AVX2
+// only: 3.8 ns against 0.35 for a ymm store to L1, in a loop of stores), so a vector that lies
+// wholly inside C is stored plainly and only the partial one at the edge under its mask.
+// MASKED: the vector may reach past the edge (known when the kernel is compiled).
+template <class V, bool MASKED, class T = typename V::Elem>
+[[gnu::always_inline]] inline typename V::Reg load(typename V::Mask m, const T* p) {
+  if constexpr (MASKED)
+    return V::load(m, p);
+  else
+    return V::load(p);
+}
+template <class V, bool MASKED, class T = typename V::Elem>
+[[gnu::always_inline]] inline void store(typename V::Mask m, T* p, typename V::Reg v) {
+  if constexpr (MASKED)
+    V::store(m, p, v);
+  else
+    V::store(p, v);
+}
+// The same, decided when the kernel runs: `count` lanes from p lie inside C (`m` selects them).
+template <class V, class T = typename V::Elem>
+[[gnu::always_inline]] inline void store_edge(std::int64_t count, typename V::Mask m, T* p,
+                                              typename V::Reg v) {
+  if (count >= V::lanes)
+    V::store(p, v);
+  else
+    V::store(m, p, v);
+}
 
 }  // namespace gemmlab::cpu::simd
