@@ -473,10 +473,6 @@ TEST(PackedKernel, ReadsARowMajorAInPlaceOrPackedWithTheSameResult) {
   EXPECT_EQ(cases, 32);
 }
 
-// 05's AVX2 micro-kernels, which a CPU without AVX-512 runs, checked on any CPU with AVX2: the CPU
-// device opened again with AVX-512 hidden. Every tile the 16 ymm registers allow (8), both
-// precisions, every layout, rows padded, beta not 0: shapes with a last panel of fewer than MR
-// rows and a last tile of columns ending inside a vector (the masked loads and stores).
 // The CPU device opened with AVX-512 hidden: 05 and 06 run their AVX2 code on it.
 std::unique_ptr<Device> open_without_avx512() {
   const testing::ScopedEnv hide("GEMMLAB_CPU_DISABLE", "avx512f");
@@ -484,6 +480,11 @@ std::unique_ptr<Device> open_without_avx512() {
   EXPECT_FALSE(device->info().has_feature("avx512f"));
   return device;
 }
+
+// 05's AVX2 micro-kernels, which a CPU without AVX-512 runs, checked on any CPU with AVX2: the CPU
+// device opened again with AVX-512 hidden. Every tile the 16 ymm registers allow (8), both
+// precisions, every layout, rows padded, beta not 0: shapes with a last panel of fewer than MR
+// rows and a last tile of columns ending inside a vector (the masked loads and stores).
 
 TEST(PackedKernel, TheAvx2MicroKernelsMatchTheReferenceWithAvx512Hidden) {
   const std::unique_ptr<Device> avx2 = open_without_avx512();
@@ -551,6 +552,55 @@ TEST(SmallMKernel, TheAvx2TilesMatchTheReferenceWithAvx512Hidden) {
         }
     EXPECT_EQ(tiles, 23) << "MR x NV with MR*NV + NV + 1 <= 16";
   }
+}
+
+// Where B's rows lie a multiple of 4 KiB apart, 06's axpy form copies each strip of B on the first
+// pass of rows and the later passes read the copy. Checked with such a B (rows of 1024 floats or
+// 512 doubles: 4 KiB), on the instruction sets the CPU has: three passes of rows (the last of one
+// row), a last tile of columns of fewer vectors than the others and ending inside one, blocks of
+// depth and a short last one, A as stored (beta 1.25) and transposed (beta 0), one and two threads.
+TEST(SmallMKernel, ReadsACopyOfEachStripWhereBsRowsAliasAndMatchesTheReference) {
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  SKIP_IF_UNSUPPORTED(small_m);
+  std::vector<std::unique_ptr<Device>> avx2;
+  std::vector<Device*> devices = {&cpu_device()};
+  if (cpu_device().info().has_feature("avx512f") && cpu_device().info().has_feature("avx2"))
+    devices.push_back((avx2.push_back(open_without_avx512()), avx2.back().get()));
+  const ParamValue threads = std::min(2, std::max(1, cpu_device().info().cores));
+  EvaluationOptions options;
+  options.time = false;
+  int cases = 0;
+  for (Device* device : devices)
+    for (Precision precision : {Precision::fp32, Precision::fp64})
+      for (auto [mr, nv] : {std::pair<ParamValue, ParamValue>{6, 2}, {4, 3}, {2, 1}})
+        for (bool trans_a : {false, true})
+          for (ParamValue team : {ParamValue{1}, threads}) {
+            const std::int64_t elem = precision == Precision::fp32 ? 4 : 8;
+            const std::int64_t vector_bytes = device->info().has_feature("avx512f") ? 64 : 32;
+            const std::int64_t width = nv * vector_bytes / elem;  // columns per tile
+            Config config = small_m.default_config(device->info(), precision);
+            config["MR"] = mr;
+            config["NV"] = nv;
+            config["KB"] = 32;  // 77 steps: two blocks and a short one
+            config["STREAM"] = 0;
+            config["SPLIT_K"] = 0;
+            config["threads"] = team;
+            const std::int64_t lanes = vector_bytes / elem;
+            const std::int64_t edge =
+                std::max<std::int64_t>(1, (nv - 1) * lanes - 3);  // fewer vectors than NV
+            Problem p =
+                Problem::packed(2 * mr + 1, 2 * width + edge, 77, precision, -0.75, trans_a ? 0.0 : 1.25);
+            p.trans_a = trans_a;
+            p = with_padding(p, 3);
+            p.ldb = 4096 / elem;  // 4 KiB
+            ASSERT_TRUE(small_m.space(device->info(), precision).is_valid(config)) << to_string(config);
+            const Evaluation e = evaluate(*device, small_m, config, p, &fp64_truth(), nullptr, options);
+            EXPECT_TRUE(e.validation.valid)
+                << "{" << to_string(config) << "} on " << describe(p) << " " << p.transposes() << " ("
+                << device->info().name << "): " << e.validation.reason;
+            ++cases;
+          }
+  EXPECT_EQ(cases, 24 * static_cast<int>(devices.size()));
 }
 
 TEST(SmallMKernel, SplitsTheDepthBetweenThreadsAndMatchesTheReference) {

@@ -14,7 +14,9 @@
 //    strip, the next strip goes into L2 only (into L1 it would push out the strip still in use)
 //    and every pass asks for its own strip's rows a few steps ahead into L1, since the later
 //    passes read it from L2 (measured at 49 x 512 x 4608, one thread: 0.86-0.88 -> 0.91-0.93 of
-//    oneDNN).
+//    oneDNN). Where ldb is a multiple of 4 KiB the strip's rows fall into one set of L1 and a few
+//    of L2 and push each other out before the next pass: there the first pass also stores what it
+//    loads into a contiguous copy of the strip, which the later passes read instead.
 //  - The axpy form's other order, the "row" form (STREAM = 1): for one or a few rows of C, the
 //    tile's strided strip (KB runs of NR values, each ldb apart) is the wrong shape for memory:
 //    too many streams for the prefetcher, a page each. Instead C's rows (a block of columns at a
@@ -97,6 +99,8 @@ class SmallMRoutine {
         l2_bytes_(l2_bytes) {
     if (p.trans_a && p.trans_b)
       a_copy_ = aligned_bytes(static_cast<std::size_t>(p.m * p.k) * element_size(p.precision));
+    if (!p.trans_b && !stream_)
+      strips_ = aligned_bytes(static_cast<std::size_t>(threads_ * kb_ * nv_ * vector_bytes_));
     if (split_k_)
       partials_ =
           aligned_bytes(static_cast<std::size_t>((threads_ - 1) * p.m * p.n) * element_size(p.precision));
@@ -170,13 +174,27 @@ class SmallMRoutine {
       t.ldb = p.ldb;
       t.ldc = ldc_out;
       t.alpha = static_cast<T>(p.alpha);
-      t.prefetch = split_rows                  ? small_m::no_prefetch
-                   : end_row - first_row > mr_ ? small_m::own_rows
-                                               : small_m::next_strip;
-      // One tile of C (rows [i, i + MR) by columns [j, j + width)) over the block of k at k0.
-      const auto run_tile = [&](std::int64_t k0, std::int64_t i, std::int64_t j) {
+      const bool several_passes = end_row - first_row > mr_;
+      t.prefetch = split_rows       ? small_m::no_prefetch
+                   : several_passes ? small_m::own_rows
+                                    : small_m::next_strip;
+      // The strip's rows lie ldb apart. Where that is a multiple of 4 KiB they all fall into one set
+      // of L1 (and a few of L2) and evict each other before the next pass of rows comes: then the
+      // first pass keeps a contiguous copy of the strip, which the later passes read. (AMD EPYC,
+      // AVX2, one thread, 16 x 4096 x 4096 MR=6 NV=2 KB=256: 40 GFLOP/s read from B, 58 from the
+      // copy; with ldb 4104 or 4352 instead, the copy won 0.93-1.11 for MR=6 NV=2 and lost
+      // 0.79-0.82 for MR=4 NV=3, so strips that do not alias are read from B as they are.)
+      const bool copy_strips =
+          form == Form::axpy && !split_rows && p.ldb * std::int64_t{sizeof(T)} % 4096 == 0;
+      T* const strip = copy_strips ? reinterpret_cast<T*>(strips_.get()) + me * kb_ * width : nullptr;
+      t.strip = strip;
+      // One tile of C (rows [i, i + MR) by columns [j, j + width)) over the block of k at k0; its
+      // strip of B read from B, or from `copy` (axpy form: the strip's KB rows, contiguous).
+      const auto run_tile = [&](std::int64_t k0, std::int64_t i, std::int64_t j, const T* copy = nullptr) {
         t.cols = static_cast<int>(std::min(width, end_col - j));
-        t.b = dot ? b + j * p.ldb + k0 : b + k0 * p.ldb + j;
+        t.b = copy != nullptr ? copy : dot ? b + j * p.ldb + k0 : b + k0 * p.ldb + j;
+        const std::int64_t tile_width = t.cols < width ? edge_nv * lanes : width;  // the copy's rows
+        t.ldb = copy != nullptr ? tile_width : p.ldb;
         t.a = a + i * a_row + k0 * a_col;
         t.c = c_out + i * ldc_out + j;
         (t.cols < width ? edge_tile : tile)[std::min<std::int64_t>(mr_, end_row - i)](t);
@@ -209,8 +227,16 @@ class SmallMRoutine {
               for (std::int64_t j = first_col; j < end_col; j += width) run_tile(k0, i, j);
           } else {
             // Few rows: each strip of B, read from memory once, serves every row of A.
-            for (std::int64_t j = first_col; j < end_col; j += width)
-              for (std::int64_t i = first_row; i < end_row; i += mr_) run_tile(k0, i, j);
+            for (std::int64_t j = first_col; j < end_col; j += width) {
+              if (!several_passes || !copy_strips) {
+                for (std::int64_t i = first_row; i < end_row; i += mr_) run_tile(k0, i, j);
+                continue;
+              }
+              t.prefetch = small_m::copy_strip;
+              run_tile(k0, first_row, j);
+              t.prefetch = small_m::no_prefetch;
+              for (std::int64_t i = first_row + mr_; i < end_row; i += mr_) run_tile(k0, i, j, strip);
+            }
           }
         }
       }
@@ -249,6 +275,7 @@ class SmallMRoutine {
   bool split_k_;           // the threads split the depth
   std::int64_t l2_bytes_;  // one core's L2
   std::unique_ptr<std::byte, AlignedFree> a_copy_;  // dot form with a transposed A: A in M x K order
+  std::unique_ptr<std::byte, AlignedFree> strips_;  // axpy form: each thread's copy of a strip of B
   std::unique_ptr<std::byte, AlignedFree> partials_;  // split by depth: threads 1.. 's partial products
 };
 

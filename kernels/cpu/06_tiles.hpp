@@ -21,6 +21,8 @@ constexpr int max_mr = 14;
 enum BPrefetch {
   next_strip,  // columns split, one pass of rows: the next column tile's strip, into L1
   own_rows,    // columns split, several passes: the next strip into L2, this strip's rows into L1
+  copy_strip,  // the first of several passes: as own_rows, and each vector of B read is also
+               // stored to the tile's `strip`, a contiguous copy that the later passes read
   no_prefetch  // rows split: the passes share a few strips, which stay in cache
 };
 
@@ -39,6 +41,7 @@ struct Tile {
   std::int64_t kb;     // steps of k in this block
   int cols;            // columns of C in this tile: up to NR (axpy form) or NV (dot form)
   BPrefetch prefetch;  // axpy form
+  T* strip;            // copy_strip: where the copy of B's strip goes, KB rows of NV vectors
   T alpha, beta;       // C = alpha * (this block's product) + beta * C
 };
 
@@ -83,13 +86,14 @@ template <class V, int ROWS, int NV, bool MASKED, BPrefetch PREFETCH, class T = 
       // b + NV * L: the same row of the next column tile, needed one whole tile from now.
       if constexpr (PREFETCH == next_strip) {
         _mm_prefetch(reinterpret_cast<const char*>(b + (NV + v) * L), _MM_HINT_T0);
-      } else if constexpr (PREFETCH == own_rows) {
+      } else if constexpr (PREFETCH == own_rows || PREFETCH == copy_strip) {
         _mm_prefetch(reinterpret_cast<const char*>(b + (NV + v) * L), _MM_HINT_T1);
         const T* ahead = b + own_rows_prefetch_steps * t.ldb + v * L;
         _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
       }
       if constexpr (MASKED) b_vec[v] = V::load(mask[v], b + v * L);
       else b_vec[v] = V::load(b + v * L);
+      if constexpr (PREFETCH == copy_strip) V::store(t.strip + (p * NV + v) * L, b_vec[v]);
     }
 #pragma GCC unroll 16
     for (int r = 0; r < ROWS; ++r) {
@@ -108,6 +112,9 @@ template <class V, int ROWS, int NV, bool MASKED, class T = typename V::Elem>
   switch (t.prefetch) {
     case next_strip: axpy_steps<V, ROWS, NV, MASKED, next_strip>(t, mask, acc); break;
     case own_rows: axpy_steps<V, ROWS, NV, MASKED, own_rows>(t, mask, acc); break;
+    case copy_strip:
+      axpy_steps<V, ROWS, NV, MASKED, copy_strip>(t, mask, acc);
+      break;
     default: axpy_steps<V, ROWS, NV, MASKED, no_prefetch>(t, mask, acc); break;
   }
 }
