@@ -558,7 +558,8 @@ TEST(SmallMKernel, TheAvx2TilesMatchTheReferenceWithAvx512Hidden) {
 // pass of rows and the later passes read the copy. Checked with such a B (rows of 1024 floats or
 // 512 doubles: 4 KiB), on the instruction sets the CPU has: three passes of rows (the last of one
 // row), a last tile of columns of fewer vectors than the others and ending inside one, blocks of
-// depth and a short last one, A as stored (beta 1.25) and transposed (beta 0), one and two threads.
+// depth and a short last one, A as stored (beta 1.25) and transposed (beta 0), one thread, and two
+// splitting the columns or the depth.
 TEST(SmallMKernel, ReadsACopyOfEachStripWhereBsRowsAliasAndMatchesTheReference) {
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
   SKIP_IF_UNSUPPORTED(small_m);
@@ -574,7 +575,8 @@ TEST(SmallMKernel, ReadsACopyOfEachStripWhereBsRowsAliasAndMatchesTheReference) 
     for (Precision precision : {Precision::fp32, Precision::fp64})
       for (auto [mr, nv] : {std::pair<ParamValue, ParamValue>{6, 2}, {4, 3}, {2, 1}})
         for (bool trans_a : {false, true})
-          for (ParamValue team : {ParamValue{1}, threads}) {
+          for (auto [team, split_k] :
+               {std::pair<ParamValue, ParamValue>{1, 0}, {threads, 0}, {threads, threads > 1}}) {
             const std::int64_t elem = precision == Precision::fp32 ? 4 : 8;
             const std::int64_t vector_bytes = device->info().has_feature("avx512f") ? 64 : 32;
             const std::int64_t width = nv * vector_bytes / elem;  // columns per tile
@@ -583,7 +585,7 @@ TEST(SmallMKernel, ReadsACopyOfEachStripWhereBsRowsAliasAndMatchesTheReference) 
             config["NV"] = nv;
             config["KB"] = 32;  // 77 steps: two blocks and a short one
             config["STREAM"] = 0;
-            config["SPLIT_K"] = 0;
+            config["SPLIT_K"] = split_k;
             config["threads"] = team;
             const std::int64_t lanes = vector_bytes / elem;
             const std::int64_t edge =
@@ -600,7 +602,7 @@ TEST(SmallMKernel, ReadsACopyOfEachStripWhereBsRowsAliasAndMatchesTheReference) 
                 << device->info().name << "): " << e.validation.reason;
             ++cases;
           }
-  EXPECT_EQ(cases, 24 * static_cast<int>(devices.size()));
+  EXPECT_EQ(cases, 36 * static_cast<int>(devices.size()));
 }
 
 TEST(SmallMKernel, SplitsTheDepthBetweenThreadsAndMatchesTheReference) {

@@ -91,8 +91,7 @@ template <class V, int ROWS, int NV, bool MASKED, BPrefetch PREFETCH, class T = 
         const T* ahead = b + own_rows_prefetch_steps * t.ldb + v * L;
         _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
       }
-      if constexpr (MASKED) b_vec[v] = V::load(mask[v], b + v * L);
-      else b_vec[v] = V::load(b + v * L);
+      b_vec[v] = simd::load<V, MASKED>(mask[v], b + v * L);
       if constexpr (PREFETCH == copy_strip) V::store(t.strip + (p * NV + v) * L, b_vec[v]);
     }
 #pragma GCC unroll 16
