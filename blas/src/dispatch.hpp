@@ -72,6 +72,7 @@ class Engine {
   Config packed_defaults_[2];        // fp32, fp64
   Config small_m_defaults_[2];       // fp32, fp64
   Config small_m_dot_defaults_[2];   // fp32, fp64: 06's defaults for a transposed B
+  Config small_m_row_defaults_[2];   // fp32, fp64: 06's defaults for one row of C (its row form)
   std::optional<BlasTable> table_;  // entries checked against today's kernels and spaces
   int threads_ = 1;
   bool verbose_ = false;
