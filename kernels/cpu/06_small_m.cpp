@@ -99,7 +99,10 @@ class SmallMRoutine {
         l2_bytes_(l2_bytes) {
     if (p.trans_a && p.trans_b)
       a_copy_ = aligned_bytes(static_cast<std::size_t>(p.m * p.k) * element_size(p.precision));
-    if (!p.trans_b && !stream_)
+    // The axpy form's strips of B are copied where B's rows alias (operator() says why): one
+    // buffer of KB rows of NV vectors per thread.
+    const bool rows_alias = p.ldb * element_size(p.precision) % 4096 == 0;
+    if (!p.trans_b && !stream_ && rows_alias && p.m > mr_)
       strips_ = aligned_bytes(static_cast<std::size_t>(threads_ * kb_ * nv_ * vector_bytes_));
     if (split_k_)
       partials_ =
@@ -184,17 +187,15 @@ class SmallMRoutine {
       // AVX2, one thread, 16 x 4096 x 4096 MR=6 NV=2 KB=256: 40 GFLOP/s read from B, 58 from the
       // copy; with ldb 4104 or 4352 instead, the copy won 0.93-1.11 for MR=6 NV=2 and lost
       // 0.79-0.82 for MR=4 NV=3, so strips that do not alias are read from B as they are.)
-      const bool copy_strips =
-          form == Form::axpy && !split_rows && p.ldb * std::int64_t{sizeof(T)} % 4096 == 0;
-      T* const strip = copy_strips ? reinterpret_cast<T*>(strips_.get()) + me * kb_ * width : nullptr;
-      t.strip = strip;
+      const bool copy_strips = strips_ != nullptr && !split_rows && several_passes;
+      t.strip = copy_strips ? reinterpret_cast<T*>(strips_.get()) + me * kb_ * width : nullptr;
       // One tile of C (rows [i, i + MR) by columns [j, j + width)) over the block of k at k0; its
-      // strip of B read from B, or from `copy` (axpy form: the strip's KB rows, contiguous).
-      const auto run_tile = [&](std::int64_t k0, std::int64_t i, std::int64_t j, const T* copy = nullptr) {
+      // strip of B read from B, or (from_copy) from t.strip, the strip's KB rows contiguous.
+      const auto run_tile = [&](std::int64_t k0, std::int64_t i, std::int64_t j, bool from_copy = false) {
         t.cols = static_cast<int>(std::min(width, end_col - j));
-        t.b = copy != nullptr ? copy : dot ? b + j * p.ldb + k0 : b + k0 * p.ldb + j;
+        t.b = from_copy ? t.strip : dot ? b + j * p.ldb + k0 : b + k0 * p.ldb + j;
         const std::int64_t tile_width = t.cols < width ? edge_nv * lanes : width;  // the copy's rows
-        t.ldb = copy != nullptr ? tile_width : p.ldb;
+        t.ldb = from_copy ? tile_width : p.ldb;
         t.a = a + i * a_row + k0 * a_col;
         t.c = c_out + i * ldc_out + j;
         (t.cols < width ? edge_tile : tile)[std::min<std::int64_t>(mr_, end_row - i)](t);
@@ -228,14 +229,14 @@ class SmallMRoutine {
           } else {
             // Few rows: each strip of B, read from memory once, serves every row of A.
             for (std::int64_t j = first_col; j < end_col; j += width) {
-              if (!several_passes || !copy_strips) {
+              if (!copy_strips) {
                 for (std::int64_t i = first_row; i < end_row; i += mr_) run_tile(k0, i, j);
                 continue;
               }
               t.prefetch = small_m::copy_strip;
               run_tile(k0, first_row, j);
               t.prefetch = small_m::no_prefetch;
-              for (std::int64_t i = first_row + mr_; i < end_row; i += mr_) run_tile(k0, i, j, strip);
+              for (std::int64_t i = first_row + mr_; i < end_row; i += mr_) run_tile(k0, i, j, true);
             }
           }
         }
