@@ -496,6 +496,63 @@ std::string fresh_directory(const std::string& name) {
   return dir;
 }
 
+// --update retunes some classes and keeps the table's others: here a made-up entry of a class
+// nothing tunes (its kernel's code changed since, say) stays as it was, the tuned class is
+// replaced by what the tuning found, and a table that is missing or of another machine is a
+// usage error before anything is tuned.
+TEST(CliBlasTable, UpdateRetunesTheGivenShapesAndKeepsTheTablesOtherClasses) {
+  const std::string dir = fresh_directory("blas-update");
+  const std::string out = dir + "/table.json", cache = dir + "/cache.sqlite";
+  const std::string tune = "blas-table --tune --update --cache '" + cache + "' --out '" + out +
+                           "' --shapes 8x8x8 --precision fp32 --library-threads 1 --budget 1 --json";
+  EXPECT_TRUE(exits_2_saying(tune, {"--update", "no table"}));
+  json table = run_json("blas-table --no-cache --out '" + out + "' --json")["contents"];
+  ASSERT_TRUE(table["entries"].empty()) << table;
+  const json tuned_class = {{"precision", "fp32"},
+                            {"transposes", "NN"},
+                            {"m_bucket", 3},
+                            {"n_bucket", 3},
+                            {"k_bucket", 3},
+                            {"library_threads", 1},
+                            {"kernel", "01_naive"},
+                            {"params", json::object()},
+                            {"source", "made up: to be replaced"}};
+  const json other_class = {{"precision", "fp64"},
+                            {"transposes", "NT"},
+                            {"m_bucket", 9},
+                            {"n_bucket", 9},
+                            {"k_bucket", 9},
+                            {"library_threads", 1},
+                            {"kernel", "01_naive"},
+                            {"params", json::object()},
+                            {"source", "made up: to be kept"}};
+  table["entries"] = json::array({tuned_class, other_class});
+  std::ofstream(out) << table.dump();
+
+  const json j = run_json(tune);
+  EXPECT_EQ(j["tuned"], 1) << j;
+  EXPECT_EQ(j["kept"], 1) << j;
+  int tuned = 0, kept = 0;
+  for (const json& e : j["contents"]["entries"]) {
+    if (e["m_bucket"] == 3 && e["precision"] == "fp32") {
+      ++tuned;
+      EXPECT_TRUE(e["source"].get<std::string>().starts_with("tuned")) << e;
+    }
+    json without_name = e;
+    without_name.erase("class");  // the class in words, written for the reader
+    if (without_name == other_class) ++kept;
+  }
+  EXPECT_EQ(tuned, 1) << j;
+  EXPECT_EQ(kept, 1) << j;
+  EXPECT_EQ(j["contents"]["entries"].size(), 2u) << j;
+
+  json elsewhere = j["contents"];
+  elsewhere["device"] = "another machine";
+  elsewhere["device_name"] = "Another CPU";
+  std::ofstream(out) << elsewhere.dump();
+  EXPECT_TRUE(exits_2_saying(tune, {"another device", "Another CPU"}));
+}
+
 TEST(CliTune, ConstraintExpressionsFromTheCommandLineAndAFileNarrowTheSpace) {
   const std::string dir = fresh_directory("constraints");
   {

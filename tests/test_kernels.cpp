@@ -430,19 +430,25 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
             std::vector<Config>{blocked.default_config(large, Precision::fp32)});
 }
 
-// `config` of `kernel` on `shape` in one of the four transpose layouts (bit 0: A transposed, bit 1:
-// B), every leading dimension 5 longer than its rows, untimed, against the fp64 reference.
-void expect_matches_reference_in_layout(const Kernel& kernel, const Config& config, Problem shape, int layout,
-                                        Device& device = cpu_device()) {
-  shape.trans_a = (layout & 1) != 0;
-  shape.trans_b = (layout & 2) != 0;
-  const Problem p = with_padding(shape, 5);
+// `config` of `kernel` on `p`, untimed, against the fp64 reference.
+void expect_matches_reference_on(Device& device, const Kernel& kernel, const Config& config,
+                                 const Problem& p) {
   ASSERT_TRUE(kernel.space(device.info(), p.precision).is_valid(config)) << to_string(config);
   EvaluationOptions options;
   options.time = false;
   const Evaluation e = evaluate(device, kernel, config, p, &fp64_truth(), nullptr, options);
   EXPECT_TRUE(e.validation.valid) << "{" << to_string(config) << "} on " << describe(p) << " "
-                                  << p.transposes() << ": " << e.validation.reason;
+                                  << p.transposes() << " (" << device.info().name
+                                  << "): " << e.validation.reason;
+}
+
+// The same on `shape` in one of the four transpose layouts (bit 0: A transposed, bit 1: B), every
+// leading dimension 5 longer than its rows.
+void expect_matches_reference_in_layout(const Kernel& kernel, const Config& config, Problem shape, int layout,
+                                        Device& device = cpu_device()) {
+  shape.trans_a = (layout & 1) != 0;
+  shape.trans_b = (layout & 2) != 0;
+  expect_matches_reference_on(device, kernel, config, with_padding(shape, 5));
 }
 
 // 05 with PACK_A=0 reads a row-major A's full panels where they lie and packs the rest (the last
@@ -479,6 +485,17 @@ std::unique_ptr<Device> open_without_avx512() {
   std::unique_ptr<Device> device = registry().backend("cpu").open(0);  // detects in its constructor
   EXPECT_FALSE(device->info().has_feature("avx512f"));
   return device;
+}
+
+// The devices that run each instruction set's tiles the CPU has: the CPU as it is and, where it
+// has AVX-512 and AVX2, the CPU with AVX-512 hidden (held in `hidden`).
+std::vector<Device*> each_instruction_set(std::unique_ptr<Device>& hidden) {
+  std::vector<Device*> devices = {&cpu_device()};
+  if (cpu_device().info().has_feature("avx512f") && cpu_device().info().has_feature("avx2")) {
+    hidden = open_without_avx512();
+    devices.push_back(hidden.get());
+  }
+  return devices;
 }
 
 // 05's AVX2 micro-kernels, which a CPU without AVX-512 runs, checked on any CPU with AVX2: the CPU
@@ -521,10 +538,11 @@ TEST(PackedKernel, TheAvx2MicroKernelsMatchTheReferenceWithAvx512Hidden) {
 // with no steps of k, whose partial product must not be added), a last block of k shorter than
 // KB, and more rows than one pass.
 // 06's AVX2 tiles, which a CPU without AVX-512 runs, checked on any CPU with AVX2 (AVX-512 hidden):
-// every tile the 16 ymm registers allow (23), in tile and row order and (B transposed) the dot
-// form, both precisions, every layout, rows padded, beta not 0; a last pass of one row, a last
-// tile of columns ending inside a vector and a last block of k shorter than KB (the k tail of the
-// dot form).
+// every tile the 16 ymm registers allow (23) in tile order and (B transposed) the dot form, and
+// every MR x NV in row order (48: its sums live for one step; B transposed, the dot form then
+// takes as many rows as its tiles fit), both precisions, every layout, rows padded, beta not 0; a last pass
+// of one row, a last tile of columns ending inside a vector and a last block of k shorter than KB (the k tail
+// of the dot form).
 TEST(SmallMKernel, TheAvx2TilesMatchTheReferenceWithAvx512Hidden) {
   const std::unique_ptr<Device> avx2 = open_without_avx512();
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
@@ -532,8 +550,8 @@ TEST(SmallMKernel, TheAvx2TilesMatchTheReferenceWithAvx512Hidden) {
   for (Precision precision : {Precision::fp32, Precision::fp64}) {
     const SearchSpace space = small_m.space(avx2->info(), precision);
     const int lanes = precision == Precision::fp32 ? 8 : 4;
-    int tiles = 0;
-    for (ParamValue mr : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14})
+    int tiles = 0, row_tiles = 0;
+    for (ParamValue mr : {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16})
       for (ParamValue nv : {1, 2, 3, 4})
         for (ParamValue stream : {0, 1}) {
           Config config = small_m.default_config(avx2->info(), precision);
@@ -545,12 +563,14 @@ TEST(SmallMKernel, TheAvx2TilesMatchTheReferenceWithAvx512Hidden) {
           config["SPLIT_K"] = 0;
           if (!space.is_valid(config)) continue;
           tiles += stream == 0;
+          row_tiles += stream == 1;
           for (int layout = 0; layout < 4; ++layout)
             expect_matches_reference_in_layout(
                 small_m, config, Problem::packed(2 * mr + 1, 2 * nv * lanes + 3, 77, precision, -0.75, 1.25),
                 layout, *avx2);
         }
     EXPECT_EQ(tiles, 23) << "MR x NV with MR*NV + NV + 1 <= 16";
+    EXPECT_EQ(row_tiles, 48) << "every MR x NV";
   }
 }
 
@@ -563,13 +583,9 @@ TEST(SmallMKernel, TheAvx2TilesMatchTheReferenceWithAvx512Hidden) {
 TEST(SmallMKernel, ReadsACopyOfEachStripWhereBsRowsAliasAndMatchesTheReference) {
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
   SKIP_IF_UNSUPPORTED(small_m);
-  std::vector<std::unique_ptr<Device>> avx2;
-  std::vector<Device*> devices = {&cpu_device()};
-  if (cpu_device().info().has_feature("avx512f") && cpu_device().info().has_feature("avx2"))
-    devices.push_back((avx2.push_back(open_without_avx512()), avx2.back().get()));
+  std::unique_ptr<Device> avx2;
+  const std::vector<Device*> devices = each_instruction_set(avx2);
   const ParamValue threads = std::min(2, std::max(1, cpu_device().info().cores));
-  EvaluationOptions options;
-  options.time = false;
   int cases = 0;
   for (Device* device : devices)
     for (Precision precision : {Precision::fp32, Precision::fp64})
@@ -595,11 +611,7 @@ TEST(SmallMKernel, ReadsACopyOfEachStripWhereBsRowsAliasAndMatchesTheReference) 
             p.trans_a = trans_a;
             p = with_padding(p, 3);
             p.ldb = 4096 / elem;  // 4 KiB
-            ASSERT_TRUE(small_m.space(device->info(), precision).is_valid(config)) << to_string(config);
-            const Evaluation e = evaluate(*device, small_m, config, p, &fp64_truth(), nullptr, options);
-            EXPECT_TRUE(e.validation.valid)
-                << "{" << to_string(config) << "} on " << describe(p) << " " << p.transposes() << " ("
-                << device->info().name << "): " << e.validation.reason;
+            expect_matches_reference_on(*device, small_m, config, p);
             ++cases;
           }
   EXPECT_EQ(cases, 36 * static_cast<int>(devices.size()));
@@ -630,8 +642,8 @@ TEST(SmallMKernel, SplitsTheDepthBetweenThreadsAndMatchesTheReference) {
 }
 
 // 06's row form (STREAM=1) keeps a block of C's rows within half of L2 while B's rows stream
-// past: a C wider than that is done in blocks of columns, each starting B's rows anew. 14 rows
-// (one full pass) and 3 more, wide enough for a second, partial block that ends off a vector,
+// past: a C wider than that is done in blocks of columns, each starting B's rows anew. 16 rows
+// (one full pass) and 1 more, wide enough for a second, partial block that ends off a vector,
 // in both precisions, on poisoned C (beta 0) and not, with A read in place or transposed.
 TEST(SmallMKernel, TheRowFormCoversAWideCInBlocksOfColumns) {
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
@@ -641,18 +653,57 @@ TEST(SmallMKernel, TheRowFormCoversAWideCInBlocksOfColumns) {
     for (double beta : {1.25, 0.0})
       for (int layout : {0, 1}) {
         Config config = small_m.default_config(cpu_device().info(), precision);
-        config["MR"] = 14;
+        config["MR"] = 16;
         config["NV"] = 1;
         config["KB"] = 256;
         config["STREAM"] = 1;
         config["threads"] = 1;
         const std::int64_t l2 = *small_m.space(cpu_device().info(), precision).value_of("L2", config);
-        const std::int64_t block = l2 / 2 / static_cast<std::int64_t>(element_size(precision)) / 14;
+        const std::int64_t block = l2 / 2 / static_cast<std::int64_t>(element_size(precision)) / 16;
         expect_matches_reference_in_layout(
             small_m, config, Problem::packed(17, block + 37, 19, precision, -0.75, beta), layout);
         ++cases;
       }
   EXPECT_EQ(cases, 8);
+}
+
+// Where two of a pass's rows of C lie a multiple of 4 KiB apart, 06's row form sums them in a copy
+// whose rows do not, and copies it to C at the end. Checked with C's rows 4 KiB apart (1024
+// floats, 512 doubles), on the instruction sets the CPU has: passes of 16 and of 3 rows and a last
+// pass of one (which sums in place), a last vector of columns ending inside it, groups of B's rows
+// and a short last one, beta 1.25 and 0 (C poisoned), A as stored and transposed, one thread and
+// two splitting the columns or the depth.
+TEST(SmallMKernel, TheRowFormSumsInACopyWhereCsRowsAliasAndMatchesTheReference) {
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  SKIP_IF_UNSUPPORTED(small_m);
+  std::unique_ptr<Device> avx2;
+  const std::vector<Device*> devices = each_instruction_set(avx2);
+  const ParamValue threads = std::min(2, std::max(1, cpu_device().info().cores));
+  int cases = 0;
+  for (Device* device : devices)
+    for (Precision precision : {Precision::fp32, Precision::fp64})
+      for (auto [mr, nv] : {std::pair<ParamValue, ParamValue>{16, 1}, {3, 2}})
+        for (bool trans_a : {false, true})
+          for (auto [team, split_k] :
+               {std::pair<ParamValue, ParamValue>{1, 0}, {threads, 0}, {threads, threads > 1}}) {
+            const std::int64_t elem = precision == Precision::fp32 ? 4 : 8;
+            const std::int64_t lanes = (device->info().has_feature("avx512f") ? 64 : 32) / elem;
+            Config config = small_m.default_config(device->info(), precision);
+            config["MR"] = mr;
+            config["NV"] = nv;
+            config["KB"] = 256;
+            config["STREAM"] = 1;
+            config["SPLIT_K"] = split_k;
+            config["threads"] = team;
+            Problem p =
+                Problem::packed(2 * mr + 1, 3 * nv * lanes + 5, 77, precision, -0.75, trans_a ? 0.0 : 1.25);
+            p.trans_a = trans_a;
+            p = with_padding(p, 3);
+            p.ldc = 4096 / elem;  // 4 KiB
+            expect_matches_reference_on(*device, small_m, config, p);
+            ++cases;
+          }
+  EXPECT_EQ(cases, 24 * static_cast<int>(devices.size()));
 }
 
 // A BLAS table tuned before SPLIT_K names 06 configurations without it: they stay valid, and run

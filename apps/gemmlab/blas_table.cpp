@@ -20,7 +20,7 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
   struct Options {
     CacheOptions cache;
     std::string out, shapes, precision, library_threads;
-    bool tune = false, json = false;
+    bool tune = false, json = false, update = false;
     // What the measured tables were tuned with (README): 80 configurations reach the cheap small-M
     // kernel's good tiles, and 15 s bound the searches of 05 at large shapes.
     std::size_t budget = 80;
@@ -36,6 +36,10 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
                 "First tune the shapes whose class the table lacks, each with the kernels that may be fastest for "
                 "it (06_small_m up to 16 rows of C, else 06_small_m and 05_packed_avx512); the table keeps the "
                 "fastest");
+  cmd->add_flag(
+      "--update", o->update,
+      "Keep the entries of the table already at --out (made on this machine) for the classes the "
+      "cache has no results for, as after a kernel's code changed: retune some classes, keep the rest");
   cmd->add_option(
       "--shapes", o->shapes,
       "Comma-separated list of MxNxK, or MxNxK:TT with the transposes (NN, TN, NT, TT: A, then B, "
@@ -61,6 +65,12 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
     if (!(o->seconds >= 0)) throw UsageError("--max-seconds must be 0 (no limit) or more");
     if (o->tune && o->cache.disabled)
       throw UsageError("--tune stores what it measures in the results cache: it cannot be used with --no-cache");
+    // Read before anything is tuned: a table that cannot be kept stops the command early.
+    std::optional<BlasTable> kept;
+    if (o->update) {
+      if (!std::filesystem::exists(out)) throw UsageError("--update: no table at " + out + " to update");
+      kept = read_blas_table(out);
+    }
     std::vector<Precision> precisions = {Precision::fp32, Precision::fp64};
     if (!o->precision.empty()) {
       precisions = {parse_precision(o->precision)};
@@ -92,6 +102,9 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
     }
     ResultsCache* source = cache ? &*cache : nullptr;
     const DeviceInfo info = backend.devices().at(0);
+    if (kept && kept->device != fingerprint(info))
+      throw UsageError("--update: the table at " + out + " was made for another device (" +
+                       kept->device_name + "), not this " + info.name);
     std::vector<int> library_threads = blas_table_thread_counts(info.cores);
     if (!o->library_threads.empty()) {
       library_threads.clear();
@@ -159,6 +172,16 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
           on_ranks);
       table = blas_table_from_cache(*source, info, kernels, library_threads);
     }
+    std::size_t kept_entries = 0;
+    if (kept) {
+      for (BlasTableEntry& e : kept->entries) {
+        const bool has_class =
+            std::any_of(table.entries.begin(), table.entries.end(), [&](const BlasTableEntry& t) {
+              return t.shape == e.shape && t.library_threads == e.library_threads;
+            });
+        if (!has_class) table.put(std::move(e)), ++kept_entries;
+      }
+    }
     if (table.created.empty()) table.created = utc_timestamp();
     // The default location's directory may not exist yet (no results cache was ever written).
     if (const auto parent = std::filesystem::path(out).parent_path(); !parent.empty()) {
@@ -167,12 +190,15 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
     }
     write_blas_table(table, out);
     outcome.exit_status = 0;
-    if (o->json) return print_json({{"table", out}, {"tuned", tuned}, {"contents", nlohmann::json(table)}});
+    if (o->json)
+      return print_json(
+          {{"table", out}, {"tuned", tuned}, {"kept", kept_entries}, {"contents", nlohmann::json(table)}});
     for (const BlasTableEntry& e : table.entries)
       fmt::print("{:<44} {:>2} thr. {} {{{}}} ({})\n", to_string(e.shape), e.library_threads, e.kernel,
                  to_string(e.config), e.source);
-    fmt::print("{} entries (shape class x library threads) for {} -> {}{}\n", table.entries.size(), info.name, out,
-               tuned > 0 ? fmt::format(" ({} shapes x thread counts tuned now)", tuned) : "");
+    fmt::print("{} entries (shape class x library threads) for {} -> {}{}{}\n", table.entries.size(),
+               info.name, out, tuned > 0 ? fmt::format(" ({} shapes x thread counts tuned now)", tuned) : "",
+               o->update ? fmt::format(", {} kept from the table it updates", kept_entries) : "");
   });
 }
 

@@ -28,7 +28,9 @@
 //    block starts each row of B's stream anew, and a longer run keeps the prefetcher ahead for
 //    longer; the loads and stores of C from L2 stay well within its bandwidth (a block of 16 KiB
 //    -> 1 MiB, one thread, beside oneDNN: 1 x 11008 x 4096 0.99-1.01 -> 1.01-1.07, 16 x 11008 x
-//    4096 with MR=8 0.90-0.96 -> 1.31-1.40).
+//    4096 with MR=8 0.90-0.96 -> 1.31-1.40). Its sums live for one step, so a pass is not bound
+//    by the registers: up to 16 rows. Where two of C's rows would share a set of L1 (lying a
+//    multiple of 4 KiB apart) the pass sums them in a copy laid out so that they do not.
 //  - Where B comes from memory, KB is the number of B's rows read side by side (one stream each
 //    across the columns): 24 ran 16 x 11008 x 4096 8-13% faster than 32 in fp32, 5-8% in fp64
 //    (preferred_variants).
@@ -62,7 +64,9 @@
 // k; the row form takes the whole depth at once), STREAM (the axpy form's order), threads,
 // SPLIT_K (what the threads split: 0 columns, or rows where C has few columns; 1 the depth).
 // Constraints (space(), as expressions): a tile's accumulators, NV vectors of B and one of A fit
-// the 32 zmm registers (16 ymm with AVX2); a pass's block of A (MR x KB) stays in L1; the strip of B a tile
+// the 32 zmm registers (16 ymm with AVX2), except in the row form, whose sums live for one step
+// (with a transposed B, which takes the dot form's tiles, a pass then takes as many rows as its
+// tiles fit); a pass's block of A (MR x KB) stays in L1; the strip of B a tile
 // reads (KB rows of NV vectors) stays in L2 for the next pass over M's rows; SPLIT_K needs two threads or
 // more. Split by rows, each pass reads the whole KB x N block of B: N is the problem's, so the
 // block is made shallower at run time where it would not fit half of L2.
@@ -97,6 +101,10 @@ class SmallMRoutine {
         stream_(c.at("STREAM") != 0),
         split_k_(c.at("SPLIT_K") != 0 && threads_ > 1),
         l2_bytes_(l2_bytes) {
+    // A transposed B takes the dot form whatever STREAM says, and its tiles hold MR x NV sums in
+    // registers: where MR is a row form's count beyond them, its passes take as many rows as fit.
+    const int registers = avx512 ? simd::Avx512<float>::registers : simd::Avx2<float>::registers;
+    if (p.trans_b) mr_ = std::min(mr_, (registers - 1 - nv_) / nv_);
     if (p.trans_a && p.trans_b)
       a_copy_ = aligned_bytes(static_cast<std::size_t>(p.m * p.k) * element_size(p.precision));
     // The axpy form's strips of B are copied where B's rows alias (operator() says why): one
@@ -104,6 +112,12 @@ class SmallMRoutine {
     const bool rows_alias = p.ldb * element_size(p.precision) % 4096 == 0;
     if (!p.trans_b && !stream_ && rows_alias && p.m > mr_)
       strips_ = aligned_bytes(static_cast<std::size_t>(threads_ * kb_ * nv_ * vector_bytes_));
+    // The row form's sums of C: a block of at most half of L2 per thread, its rows spaced apart
+    // by up to 4 KiB and a line more (stream_rows says why).
+    if (stream_ && !p.trans_b) {
+      sums_bytes_ = l2_bytes_ / 2 + mr_ * (4096 + 64);
+      sums_ = aligned_bytes(static_cast<std::size_t>(threads_ * sums_bytes_));
+    }
     if (split_k_)
       partials_ =
           aligned_bytes(static_cast<std::size_t>((threads_ - 1) * p.m * p.n) * element_size(p.precision));
@@ -209,11 +223,23 @@ class SmallMRoutine {
           const std::int64_t rows = std::min<std::int64_t>(mr_, end_row - i);
           const std::int64_t block =
               std::max(width, l2_bytes_ / 2 / std::int64_t{sizeof(T)} / rows / width * width);
+          // Every step reads and writes the pass's rows of C at the same column. Where two of
+          // them lie a multiple of 4 KiB apart (ldc 11008 doubles: rows two apart) they fall into
+          // one set of L1, with B's rows (as many again), and push each other out on every step:
+          // then the rows are summed in a copy whose rows lie a multiple of 4 KiB and a line apart
+          // (16 x 11008 x 4096 fp64 MR=16, one thread: 80 -> 47 ms; two: 42 -> 24 ms).
+          bool rows_alias = false;
+          for (std::int64_t apart = 1; apart < rows; ++apart)
+            rows_alias = rows_alias || apart * ldc_out * std::int64_t{sizeof(T)} % 4096 < 64;
+          t.sums = rows_alias ? reinterpret_cast<T*>(sums_.get() + me * sums_bytes_) : nullptr;
+          t.sums_ld = (block * std::int64_t{sizeof(T)} + 4095) / 4096 * 4096 / std::int64_t{sizeof(T)} +
+                      64 / std::int64_t{sizeof(T)};
           for (std::int64_t j = first_col; j < end_col; j += block) {
             t.cols = static_cast<int>(std::min(block, end_col - j));
             t.b = b + k_first * p.ldb + j;
             t.a = a + i * a_row + k_first * a_col;
             t.c = c_out + i * ldc_out + j;
+            if (!rows_alias) t.sums = t.c, t.sums_ld = ldc_out;
             tile[rows](t);
           }
         }
@@ -278,6 +304,8 @@ class SmallMRoutine {
   std::unique_ptr<std::byte, AlignedFree> a_copy_;  // dot form with a transposed A: A in M x K order
   std::unique_ptr<std::byte, AlignedFree> strips_;  // axpy form: each thread's copy of a strip of B
   std::unique_ptr<std::byte, AlignedFree> partials_;  // split by depth: threads 1.. 's partial products
+  std::unique_ptr<std::byte, AlignedFree> sums_;      // row form: each thread's sums of a block of C
+  std::int64_t sums_bytes_ = 0;                       // each thread's part of it
 };
 
 class SmallM final : public CpuKernel {
@@ -291,7 +319,7 @@ class SmallM final : public CpuKernel {
   SearchSpace space(const DeviceInfo& d, Precision precision) const override {
     const auto elem = static_cast<ParamValue>(element_size(precision));
     SearchSpace s;
-    s.add("MR", {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14}, "most rows of C per pass over a strip of B")
+    s.add("MR", {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16}, "most rows of C per pass over a strip of B")
         .add("NV", {1, 2, 3, 4},
              "vectors per row of a tile (axpy form: NR = NV * lanes columns; dot form: NV columns)")
         .add("KB", {16, 24, 32, 64, 128, 256, 512, 1024, 2048}, "depth of a block of k")
@@ -306,10 +334,10 @@ class SmallM final : public CpuKernel {
     s.let("vector_bytes", uses_avx512(d) ? 64 : 32, "bytes per vector register");
     let_cache(s, d, "L1d", 1, 32 << 10);
     let_cache(s, d, "L2", 2, 1 << 20);
-    s.require(
-         "MR*NV + NV + 1 <= " + registers,
-         "MR*NV accumulators, NV vectors of B and one of A (the row form, which keeps C in cache, serves a "
-         "transposed B with the dot form's tiles)")
+    s.require("STREAM == 1 || MR*NV + NV + 1 <= " + registers,
+              "a tile's MR*NV accumulators, NV vectors of B and one of A (the row form keeps C in cache, "
+              "not in registers; with a transposed B, which takes the dot form, a pass takes the rows "
+              "that fit)")
         .require("SPLIT_K == 0 || threads > 1",
                  "one thread has nothing to split: no duplicate configurations")
         .require("STREAM == 0 || KB == 256",

@@ -15,7 +15,7 @@
 
 namespace gemmlab::cpu::small_m {
 
-constexpr int max_mr = 14;
+constexpr int max_mr = 16;
 
 // Which lines of B the axpy form asks for ahead of use.
 enum BPrefetch {
@@ -42,6 +42,10 @@ struct Tile {
   int cols;            // columns of C in this tile: up to NR (axpy form) or NV (dot form)
   BPrefetch prefetch;  // axpy form
   T* strip;            // copy_strip: where the copy of B's strip goes, KB rows of NV vectors
+  // Row form: where C's rows are summed, sums_ld apart: C itself, or a copy whose rows fall into
+  // different sets of L1.
+  T* sums;
+  std::int64_t sums_ld;
   T alpha, beta;       // C = alpha * (this block's product) + beta * C
 };
 
@@ -50,8 +54,8 @@ using TileFn = void (*)(Tile<T>);
 
 enum class Form { axpy, dot, rows };
 
-// The tile functions for 1..max_mr rows (index: rows; null where a row count breaks the register
-// constraint) of one NV and form, for each instruction set.
+// The tile functions for 1..max_mr rows (index: rows) of one NV and form, for each instruction
+// set; null where the axpy or dot form's tile of that many rows breaks the register constraint.
 template <class T>
 using Tiles = std::array<TileFn<T>, max_mr + 1>;
 template <class T>
@@ -61,7 +65,9 @@ Tiles<T> avx2_tiles(int nv, Form form);
 
 namespace {
 
-// The space's register constraint, for choosing which variants to compile.
+// The space's register constraint on the axpy and dot forms' tiles, for choosing which variants
+// to compile. The row form holds no tile of C: its registers are RB * NV vectors of B and NV
+// sums whatever the rows, so it is compiled for every count of rows.
 template <class V>
 constexpr bool fits_registers(int mr, int nv) {
   return mr * nv + nv + 1 <= V::registers;
@@ -148,10 +154,10 @@ void axpy_tile(const Tile<T> t) {
 }
 
 // Row form, one step: R rows of B from row p, NV vectors of columns from j, applied to all ROWS
-// rows of C. Every vector of B loaded serves ROWS rows of C; `a_bcast` holds the group's elements
-// of A, broadcast once for all steps of the group. MASKED: the step reaches the right edge of C,
-// so B and C are read and written under `mask` (the columns that exist); every other step uses
-// plain loads and stores (simd.hpp: a masked store is slow on AMD).
+// rows of C's sums. Every vector of B loaded serves ROWS rows of C; `a_bcast` holds the group's
+// elements of A, broadcast once for all steps of the group. MASKED: the step reaches the right
+// edge of C, so B, C and the sums are read and written under `mask` (the columns that exist);
+// every other step uses plain loads and stores (simd.hpp: a masked store is slow on AMD).
 template <class V, int ROWS, int NV, int R, bool MASKED, class T = typename V::Elem>
 [[gnu::always_inline]] inline void stream_step(const Tile<T>& t, std::int64_t p, std::int64_t j,
                                                const typename V::Mask* mask,
@@ -173,18 +179,18 @@ template <class V, int ROWS, int NV, int R, bool MASKED, class T = typename V::E
     for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[v] = V::fma(a_bcast[i][r], b_vec[r][v], acc[v]);
-    T* c_row = t.c + i * t.ldc + j;
+    const T* c_row = t.c + i * t.ldc + j;
+    T* sums_row = t.sums + i * t.sums_ld + j;
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       typename V::Reg result;
-      if (p > 0)
-        result = V::fma(alpha_v, acc[v],
-                        simd::load<V, MASKED>(mask[v], c_row + v * L));  // later rows of B add to C
+      if (p > 0)  // later rows of B add to the sums
+        result = V::fma(alpha_v, acc[v], simd::load<V, MASKED>(mask[v], sums_row + v * L));
       else if (t.beta != T(0))
         result = V::fma(alpha_v, acc[v],
                         V::mul(V::broadcast(t.beta), simd::load<V, MASKED>(mask[v], c_row + v * L)));
       else result = V::mul(alpha_v, acc[v]);  // C is not read: it may hold anything
-      simd::store<V, MASKED>(mask[v], c_row + v * L, result);
+      simd::store<V, MASKED>(mask[v], sums_row + v * L, result);
     }
   }
 }
@@ -210,9 +216,10 @@ template <class V, int ROWS, int NV, int R, class T = typename V::Elem>
 }
 
 // Row form: C[0:ROWS][0:cols] = alpha * A_rows * B + beta * C over the whole depth (kb), C's
-// rows staying in L2 (the caller keeps ROWS x cols within half of it). B is read in
-// groups of RB rows, each row one contiguous run: few long streams, which the hardware
-// prefetcher follows at full speed.
+// rows summed in `sums`, which stays in L2 (the caller keeps ROWS x cols within half of it). B is
+// read in groups of RB rows, each row one contiguous run: few long streams, which the hardware
+// prefetcher follows at full speed. Where C's rows would fall into the same sets of L1 (the
+// caller decides), the sums are a copy whose rows do not, copied to C at the end.
 template <class V, int ROWS, int NV, class T = typename V::Elem>
 void stream_rows(const Tile<T> t) {
   constexpr int L = V::lanes;
@@ -225,6 +232,16 @@ void stream_rows(const Tile<T> t) {
   std::int64_t p = 0;
   for (; p + RB <= t.kb; p += RB) stream_group<V, ROWS, NV, RB>(t, p, full_end, all, edge);
   for (; p < t.kb; ++p) stream_group<V, ROWS, NV, 1>(t, p, full_end, all, edge);  // the last rows of B
+  if (t.sums == t.c) return;
+  for (int i = 0; i < ROWS; ++i) {
+    const T* sums_row = t.sums + i * t.sums_ld;
+    T* c_row = t.c + i * t.ldc;
+    for (std::int64_t j = 0; j < full_end; j += L) V::store(c_row + j, V::load(sums_row + j));
+    for (std::int64_t j = full_end; j < t.cols; j += L) {
+      const auto mask = V::first(static_cast<int>(t.cols - j));
+      V::store(mask, c_row + j, V::load(mask, sums_row + j));
+    }
+  }
 }
 
 // Dot form: C[r][v] = alpha * dot(A_row r, B_row v) over the block + beta * C[r][v], for ROWS
@@ -269,10 +286,12 @@ void dot_tile(const Tile<T> t) {
 
 template <class V, int ROWS, int NV, class T = typename V::Elem>
 constexpr TileFn<T> tile(Form form) {
-  if constexpr (ROWS > 0 && fits_registers<V>(ROWS, NV))
-    return form == Form::dot    ? &dot_tile<V, ROWS, NV>
-           : form == Form::rows ? &stream_rows<V, ROWS, NV>
-                                : &axpy_tile<V, ROWS, NV>;
+  if constexpr (ROWS == 0)
+    return nullptr;
+  else if (form == Form::rows)
+    return &stream_rows<V, ROWS, NV>;
+  else if constexpr (fits_registers<V>(ROWS, NV))
+    return form == Form::dot ? &dot_tile<V, ROWS, NV> : &axpy_tile<V, ROWS, NV>;
   else return nullptr;
 }
 // The tile functions of instruction set V for 1..max_mr rows (index: rows) of one NV.
