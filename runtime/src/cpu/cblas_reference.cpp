@@ -23,7 +23,8 @@ using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int,
                          int, float, float*, int);
 using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*,
                          int, double, double*, int);
-using SetThreadsFn = void (*)(int);
+using SetThreadsFn = void (*)(int);              // openblas_set_num_threads(int)
+using SetThreadsDimFn = void (*)(std::int64_t);  // bli_thread_set_num_threads(dim_t): 64 bits
 using VersionFn = const char* (*)();
 
 struct LibrarySpec {
@@ -32,15 +33,35 @@ struct LibrarySpec {
   const char* configured;      // path found by CMake
   const char* soname;          // fallback for the dynamic loader's search
   const char* set_threads;
+  // Whether it takes BLIS's dim_t (64 bits) rather than an int (the call's type must be the
+  // function's: through an int, the upper half of the register is whatever was left there).
+  bool set_threads_takes_dim_t;
   const char* version;
 };
 
 const LibrarySpec specs[] = {
     {"openblas", "GEMMLAB_OPENBLAS_LIBRARY", GEMMLAB_OPENBLAS_LIBRARY, "libopenblas.so.0",
-     "openblas_set_num_threads", "openblas_get_config"},
-    {"blis", "GEMMLAB_BLIS_LIBRARY", GEMMLAB_BLIS_LIBRARY, "libblis.so.4",
-     "bli_thread_set_num_threads", "bli_info_get_version_str"},
+     "openblas_set_num_threads", false, "openblas_get_config"},
+    {"blis", "GEMMLAB_BLIS_LIBRARY", GEMMLAB_BLIS_LIBRARY, "libblis.so.4", "bli_thread_set_num_threads", true,
+     "bli_info_get_version_str"},
 };
+
+// The library's calls to its own exported functions stay inside it (RTLD_DEEPBIND). gemmlab
+// itself links the system's BLAS (OpenBLAS, through liblapack), whose dgemm_ otherwise took BLIS's
+// internal calls: `--reference blis` ran OpenBLAS on all cores whatever --threads said (fp64
+// 512^3 with --threads 1: 60-73 GFLOP/s, one core's ceiling 51; 39-45 with DEEPBIND).
+// AddressSanitizer refuses RTLD_DEEPBIND: a sanitized build keeps the old lookup.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int own_symbols_first = 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr int own_symbols_first = 0;
+#else
+constexpr int own_symbols_first = RTLD_DEEPBIND;
+#endif
+#else
+constexpr int own_symbols_first = RTLD_DEEPBIND;
+#endif
 
 int as_blas_int(std::int64_t value, const char* what) {
   if (value > INT_MAX)
@@ -55,7 +76,7 @@ class CblasLibrary final : public Reference {
     std::string tried;
     for (const char* path : {static_cast<const char*>(std::getenv(spec.env)), spec.configured, spec.soname}) {
       if (path == nullptr || *path == '\0') continue;
-      handle_ = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+      handle_ = dlopen(path, RTLD_NOW | RTLD_LOCAL | own_symbols_first);
       if (handle_ != nullptr) {
         path_ = path;
         break;
@@ -66,7 +87,7 @@ class CblasLibrary final : public Reference {
       throw std::runtime_error(std::string("cannot load ") + spec.name + ": " + tried);
     sgemm_ = reinterpret_cast<SgemmFn>(symbol("cblas_sgemm"));
     dgemm_ = reinterpret_cast<DgemmFn>(symbol("cblas_dgemm"));
-    set_threads_ = reinterpret_cast<SetThreadsFn>(symbol(spec.set_threads));
+    set_threads_ = symbol(spec.set_threads);
     version_ = reinterpret_cast<VersionFn>(symbol(spec.version));
   }
   ~CblasLibrary() override {
@@ -75,7 +96,12 @@ class CblasLibrary final : public Reference {
 
   std::string name() const override { return spec_.name; }
   std::string version() const override { return std::string(version_()) + " (" + path_ + ")"; }
-  void set_threads(int threads) override { set_threads_(threads); }
+  void set_threads(int threads) override {
+    if (spec_.set_threads_takes_dim_t)
+      reinterpret_cast<SetThreadsDimFn>(set_threads_)(threads);
+    else
+      reinterpret_cast<SetThreadsFn>(set_threads_)(threads);
+  }
 
   void gemm(const Problem& p, const Operands& ops) override {
     validate(p, ops.a, ops.b, ops.c);
@@ -114,7 +140,7 @@ class CblasLibrary final : public Reference {
   std::string path_;
   SgemmFn sgemm_ = nullptr;
   DgemmFn dgemm_ = nullptr;
-  SetThreadsFn set_threads_ = nullptr;
+  void* set_threads_ = nullptr;  // called through SetThreadsFn or SetThreadsDimFn (the spec says)
   VersionFn version_ = nullptr;
 };
 }  // namespace
