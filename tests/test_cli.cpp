@@ -499,7 +499,7 @@ std::string fresh_directory(const std::string& name) {
 // --update retunes some classes and keeps the table's others: here a made-up entry of a class
 // nothing tunes (its kernel's code changed since, say) stays as it was, the tuned class is
 // replaced by what the tuning found, and a table that is missing or of another machine is a
-// usage error before anything is tuned.
+// usage error before anything is tuned. A build keeps the cache's entries of --precision only.
 TEST(CliBlasTable, UpdateRetunesTheGivenShapesAndKeepsTheTablesOtherClasses) {
   const std::string dir = fresh_directory("blas-update");
   const std::string out = dir + "/table.json", cache = dir + "/cache.sqlite";
@@ -545,6 +545,11 @@ TEST(CliBlasTable, UpdateRetunesTheGivenShapesAndKeepsTheTablesOtherClasses) {
   EXPECT_EQ(tuned, 1) << j;
   EXPECT_EQ(kept, 1) << j;
   EXPECT_EQ(j["contents"]["entries"].size(), 2u) << j;
+  // A build takes the cache's entries of the precisions asked for: here fp32 only.
+  const std::string build = "blas-table --cache '" + cache + "' --out '" + dir +
+                            "/built.json' --library-threads 1 --json --precision ";
+  EXPECT_EQ(run_json(build + "fp32")["contents"]["entries"].size(), 1u);
+  EXPECT_EQ(run_json(build + "fp64")["contents"]["entries"].size(), 0u);
 
   json elsewhere = j["contents"];
   elsewhere["device"] = "another machine";

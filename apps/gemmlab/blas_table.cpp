@@ -45,7 +45,9 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
       "Comma-separated list of MxNxK, or MxNxK:TT with the transposes (NN, TN, NT, TT: A, then B, "
       "stored transposed), to tune (default: the benchmark's shapes, bench/blas_bench.py, and its LLM "
       "decoding shapes with B transposed, x * W^T)");
-  cmd->add_option("--precision", o->precision, "fp32 or fp64 (default: both)");
+  cmd->add_option(
+      "--precision", o->precision,
+      "fp32 or fp64 (default: both): what --tune tunes, and the precision of the entries the cache gives");
   cmd->add_option("--library-threads", o->library_threads,
                   "Comma-separated thread counts of the library to make entries for, each class tuned on at most that "
                   "many threads (default: 1 and all cores)");
@@ -119,7 +121,15 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
           library_threads.push_back(t);
       }
     }
-    BlasTable table = source ? blas_table_from_cache(*source, info, kernels, library_threads) : BlasTable{};
+    // The cache's entries of the precisions asked for (a cache may hold both).
+    const auto from_cache = [&] {
+      BlasTable built = blas_table_from_cache(*source, info, kernels, library_threads);
+      std::erase_if(built.entries, [&](const BlasTableEntry& e) {
+        return std::find(precisions.begin(), precisions.end(), e.shape.precision) == precisions.end();
+      });
+      return built;
+    };
+    BlasTable table = source ? from_cache() : BlasTable{};
     table.device = fingerprint(info);
     table.device_name = info.name;
     std::size_t tuned = 0;
@@ -170,7 +180,7 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
                          ranks::world().size > 1 ? fmt::format(", {} MPI ranks", ranks::world().size) : "");
           },
           on_ranks);
-      table = blas_table_from_cache(*source, info, kernels, library_threads);
+      table = from_cache();
     }
     std::size_t kept_entries = 0;
     if (kept) {
