@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -574,6 +576,41 @@ TEST(SmallMKernel, TheAvx2TilesMatchTheReferenceWithAvx512Hidden) {
   }
 }
 
+// 06 with each (MR, NV) of `tiles` on each instruction set the CPU has, in both precisions, with A
+// as stored and transposed, on one thread and on two splitting the columns or the depth: `check`
+// gets the device, the configuration (KB and STREAM its own to set), its vector lanes and trans_a.
+// Returns how many cases ran.
+int for_each_small_m_setting(
+    std::initializer_list<std::pair<ParamValue, ParamValue>> tiles,
+    const std::function<void(Device&, Precision, Config, std::int64_t lanes, bool trans_a)>& check) {
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  std::unique_ptr<Device> avx2;
+  const ParamValue threads = std::min(2, std::max(1, cpu_device().info().cores));
+  int cases = 0;
+  for (Device* device : each_instruction_set(avx2))
+    for (Precision precision : {Precision::fp32, Precision::fp64})
+      for (auto [mr, nv] : tiles)
+        for (bool trans_a : {false, true})
+          for (auto [team, split_k] :
+               {std::pair<ParamValue, ParamValue>{1, 0}, {threads, 0}, {threads, threads > 1}}) {
+            Config config = small_m.default_config(device->info(), precision);
+            config["MR"] = mr;
+            config["NV"] = nv;
+            config["SPLIT_K"] = split_k;
+            config["threads"] = team;
+            const std::int64_t vector_bytes = device->info().has_feature("avx512f") ? 64 : 32;
+            check(*device, precision, config, vector_bytes / std::int64_t(element_size(precision)), trans_a);
+            ++cases;
+          }
+  return cases;
+}
+
+// The instruction sets for_each_small_m_setting covers.
+int instruction_sets() {
+  std::unique_ptr<Device> avx2;
+  return static_cast<int>(each_instruction_set(avx2).size());
+}
+
 // Where B's rows lie a multiple of 4 KiB apart, 06's axpy form copies each strip of B on the first
 // pass of rows and the later passes read the copy. Checked with such a B (rows of 1024 floats or
 // 512 doubles: 4 KiB), on the instruction sets the CPU has: three passes of rows (the last of one
@@ -583,38 +620,21 @@ TEST(SmallMKernel, TheAvx2TilesMatchTheReferenceWithAvx512Hidden) {
 TEST(SmallMKernel, ReadsACopyOfEachStripWhereBsRowsAliasAndMatchesTheReference) {
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
   SKIP_IF_UNSUPPORTED(small_m);
-  std::unique_ptr<Device> avx2;
-  const std::vector<Device*> devices = each_instruction_set(avx2);
-  const ParamValue threads = std::min(2, std::max(1, cpu_device().info().cores));
-  int cases = 0;
-  for (Device* device : devices)
-    for (Precision precision : {Precision::fp32, Precision::fp64})
-      for (auto [mr, nv] : {std::pair<ParamValue, ParamValue>{6, 2}, {4, 3}, {2, 1}})
-        for (bool trans_a : {false, true})
-          for (auto [team, split_k] :
-               {std::pair<ParamValue, ParamValue>{1, 0}, {threads, 0}, {threads, threads > 1}}) {
-            const std::int64_t elem = precision == Precision::fp32 ? 4 : 8;
-            const std::int64_t vector_bytes = device->info().has_feature("avx512f") ? 64 : 32;
-            const std::int64_t width = nv * vector_bytes / elem;  // columns per tile
-            Config config = small_m.default_config(device->info(), precision);
-            config["MR"] = mr;
-            config["NV"] = nv;
-            config["KB"] = 32;  // 77 steps: two blocks and a short one
-            config["STREAM"] = 0;
-            config["SPLIT_K"] = split_k;
-            config["threads"] = team;
-            const std::int64_t lanes = vector_bytes / elem;
-            const std::int64_t edge =
-                std::max<std::int64_t>(1, (nv - 1) * lanes - 3);  // fewer vectors than NV
-            Problem p =
-                Problem::packed(2 * mr + 1, 2 * width + edge, 77, precision, -0.75, trans_a ? 0.0 : 1.25);
-            p.trans_a = trans_a;
-            p = with_padding(p, 3);
-            p.ldb = 4096 / elem;  // 4 KiB
-            expect_matches_reference_on(*device, small_m, config, p);
-            ++cases;
-          }
-  EXPECT_EQ(cases, 36 * static_cast<int>(devices.size()));
+  const int cases = for_each_small_m_setting(
+      {{6, 2}, {4, 3}, {2, 1}},
+      [&](Device& device, Precision precision, Config config, std::int64_t lanes, bool trans_a) {
+        const std::int64_t mr = config["MR"], nv = config["NV"];
+        config["KB"] = 32;  // 77 steps: two blocks and a short one
+        config["STREAM"] = 0;
+        const std::int64_t edge = std::max<std::int64_t>(1, (nv - 1) * lanes - 3);  // fewer vectors than NV
+        Problem p =
+            Problem::packed(2 * mr + 1, 2 * nv * lanes + edge, 77, precision, -0.75, trans_a ? 0.0 : 1.25);
+        p.trans_a = trans_a;
+        p = with_padding(p, 3);
+        p.ldb = 4096 / std::int64_t(element_size(precision));  // 4 KiB
+        expect_matches_reference_on(device, small_m, config, p);
+      });
+  EXPECT_EQ(cases, 36 * instruction_sets());
 }
 
 TEST(SmallMKernel, SplitsTheDepthBetweenThreadsAndMatchesTheReference) {
@@ -676,34 +696,19 @@ TEST(SmallMKernel, TheRowFormCoversAWideCInBlocksOfColumns) {
 TEST(SmallMKernel, TheRowFormSumsInACopyWhereCsRowsAliasAndMatchesTheReference) {
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
   SKIP_IF_UNSUPPORTED(small_m);
-  std::unique_ptr<Device> avx2;
-  const std::vector<Device*> devices = each_instruction_set(avx2);
-  const ParamValue threads = std::min(2, std::max(1, cpu_device().info().cores));
-  int cases = 0;
-  for (Device* device : devices)
-    for (Precision precision : {Precision::fp32, Precision::fp64})
-      for (auto [mr, nv] : {std::pair<ParamValue, ParamValue>{16, 1}, {3, 2}})
-        for (bool trans_a : {false, true})
-          for (auto [team, split_k] :
-               {std::pair<ParamValue, ParamValue>{1, 0}, {threads, 0}, {threads, threads > 1}}) {
-            const std::int64_t elem = precision == Precision::fp32 ? 4 : 8;
-            const std::int64_t lanes = (device->info().has_feature("avx512f") ? 64 : 32) / elem;
-            Config config = small_m.default_config(device->info(), precision);
-            config["MR"] = mr;
-            config["NV"] = nv;
-            config["KB"] = 256;
-            config["STREAM"] = 1;
-            config["SPLIT_K"] = split_k;
-            config["threads"] = team;
-            Problem p =
-                Problem::packed(2 * mr + 1, 3 * nv * lanes + 5, 77, precision, -0.75, trans_a ? 0.0 : 1.25);
-            p.trans_a = trans_a;
-            p = with_padding(p, 3);
-            p.ldc = 4096 / elem;  // 4 KiB
-            expect_matches_reference_on(*device, small_m, config, p);
-            ++cases;
-          }
-  EXPECT_EQ(cases, 24 * static_cast<int>(devices.size()));
+  const int cases = for_each_small_m_setting({{16, 1}, {3, 2}}, [&](Device& device, Precision precision,
+                                                                    Config config, std::int64_t lanes,
+                                                                    bool trans_a) {
+    const std::int64_t mr = config["MR"], nv = config["NV"];
+    config["KB"] = 256;
+    config["STREAM"] = 1;
+    Problem p = Problem::packed(2 * mr + 1, 3 * nv * lanes + 5, 77, precision, -0.75, trans_a ? 0.0 : 1.25);
+    p.trans_a = trans_a;
+    p = with_padding(p, 3);
+    p.ldc = 4096 / std::int64_t(element_size(precision));  // 4 KiB
+    expect_matches_reference_on(device, small_m, config, p);
+  });
+  EXPECT_EQ(cases, 24 * instruction_sets());
 }
 
 // A BLAS table tuned before SPLIT_K names 06 configurations without it: they stay valid, and run

@@ -183,14 +183,11 @@ void add_blas_table_command(CLI::App& app, Outcome& outcome) {
       table = from_cache();
     }
     std::size_t kept_entries = 0;
-    if (kept) {
-      for (BlasTableEntry& e : kept->entries) {
-        const bool has_class =
-            std::any_of(table.entries.begin(), table.entries.end(), [&](const BlasTableEntry& t) {
-              return t.shape == e.shape && t.library_threads == e.library_threads;
-            });
-        if (!has_class) table.put(std::move(e)), ++kept_entries;
-      }
+    if (kept) {  // the cache's entries over the kept table's: put() replaces an entry of the same class
+      const std::size_t cache_entries = table.entries.size();
+      for (BlasTableEntry& e : table.entries) kept->put(std::move(e));
+      table.entries = std::move(kept->entries);
+      kept_entries = table.entries.size() - cache_entries;
     }
     if (table.created.empty()) table.created = utc_timestamp();
     // The default location's directory may not exist yet (no results cache was ever written).

@@ -104,7 +104,7 @@ class SmallMRoutine {
     // A transposed B takes the dot form whatever STREAM says, and its tiles hold MR x NV sums in
     // registers: where MR is a row form's count beyond them, its passes take as many rows as fit.
     const int registers = avx512 ? simd::Avx512<float>::registers : simd::Avx2<float>::registers;
-    if (p.trans_b) mr_ = std::min(mr_, (registers - 1 - nv_) / nv_);
+    if (p.trans_b) mr_ = std::min(mr_, small_m::max_tile_rows(registers, nv_));
     if (p.trans_a && p.trans_b)
       a_copy_ = aligned_bytes(static_cast<std::size_t>(p.m * p.k) * element_size(p.precision));
     // The axpy form's strips of B are copied where B's rows alias (operator() says why): one

@@ -17,6 +17,10 @@ namespace gemmlab::cpu::small_m {
 
 constexpr int max_mr = 16;
 
+// The most rows an axpy or dot tile of NV vectors holds in `registers` vector registers: its
+// MR*NV accumulators, NV vectors of B and one of A (the space's register constraint).
+constexpr int max_tile_rows(int registers, int nv) { return (registers - 1 - nv) / nv; }
+
 // Which lines of B the axpy form asks for ahead of use.
 enum BPrefetch {
   next_strip,  // columns split, one pass of rows: the next column tile's strip, into L1
@@ -70,7 +74,7 @@ namespace {
 // sums whatever the rows, so it is compiled for every count of rows.
 template <class V>
 constexpr bool fits_registers(int mr, int nv) {
-  return mr * nv + nv + 1 <= V::registers;
+  return mr <= max_tile_rows(V::registers, nv);
 }
 
 // How far ahead (in steps of k) an own_rows pass asks for its strip's rows. Near the end of B
