@@ -324,8 +324,8 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
   const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
   // The preferences, as the kernel files document them.
   const Config blocked_fp32{{"MC", 64}, {"KC", 256}, {"NC", 1024}};
-  const Config packed_fp32{{"MR", 6},   {"NV", 4},      {"MC", 2688}, {"KC", 1024},
-                           {"NC", 256}, {"threads", 4}, {"PACK_A", 0}};
+  const Config packed_fp32{{"MR", 6},   {"NV", 4},      {"MC", 2688},  {"KC", 1024},
+                           {"NC", 256}, {"threads", 4}, {"PACK_A", 0}, {"SPLIT_ROWS", 0}};
   Config packed_fp64 = packed_fp32;
   packed_fp64["KC"] = 512;
   for (const auto& [kernel, precision, preferred] :
@@ -345,8 +345,8 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
   DeviceInfo avx2 = small;
   avx2.features = {"sse2", "avx", "avx2", "fma"};
   avx2.caches = {{1, "Data", 32 << 10, 1}, {2, "Unified", 512 << 10, 1}, {3, "Unified", 32 << 20, 4}};
-  const Config avx2_fp32{{"MR", 6},   {"NV", 2},      {"MC", 2688}, {"KC", 512},
-                         {"NC", 256}, {"threads", 4}, {"PACK_A", 0}};
+  const Config avx2_fp32{{"MR", 6},   {"NV", 2},      {"MC", 2688},  {"KC", 512},
+                         {"NC", 256}, {"threads", 4}, {"PACK_A", 0}, {"SPLIT_ROWS", 0}};
   Config avx2_fp64 = avx2_fp32;
   avx2_fp64["KC"] = 256;
   EXPECT_EQ(packed.default_config(avx2, Precision::fp32), avx2_fp32);
@@ -392,17 +392,24 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
               << what << ": " << to_string(start);
       }
     }
-  // Without AVX-512: 6 x 2, then 4 x 3 (the 16 ymm registers' tiles with the fewest loads per FMA).
+  // Without AVX-512: 6 x 2, then 4 x 3 (the 16 ymm registers' tiles with the fewest loads per FMA),
+  // then (several cores) the default with the threads splitting the rows.
   DeviceInfo avx2 = large;
   avx2.features = {"sse2", "avx", "avx2", "fma"};
   for (Precision precision : {Precision::fp32, Precision::fp64}) {
     const std::vector<Config> starts = packed.starting_configs(avx2, precision);
-    ASSERT_EQ(starts.size(), 2u) << to_string(precision);
+    ASSERT_EQ(starts.size(), 3u) << to_string(precision);
     EXPECT_EQ(std::pair(starts[0].at("MR"), starts[0].at("NV")), std::pair(ParamValue{6}, ParamValue{2}));
     EXPECT_EQ(std::pair(starts[1].at("MR"), starts[1].at("NV")), std::pair(ParamValue{4}, ParamValue{3}));
+    Config rows = starts[0];
+    rows["SPLIT_ROWS"] = 1;
+    EXPECT_EQ(starts[2], rows);
     for (const Config& start : starts)
       EXPECT_TRUE(packed.space(avx2, precision).is_valid(start)) << to_string(start);
   }
+  DeviceInfo avx2_one_core = avx2;
+  avx2_one_core.cores = 1;
+  EXPECT_EQ(packed.starting_configs(avx2_one_core, Precision::fp32).size(), 2u);
   // 06: its default, then the shallow block for B streamed from memory, then the 6 x 4 tile in
   // both orders, then (several cores) the threads splitting the depth.
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
@@ -609,6 +616,38 @@ int for_each_small_m_setting(
 int instruction_sets() {
   std::unique_ptr<Device> avx2;
   return static_cast<int>(each_instruction_set(avx2).size());
+}
+
+// 05 with SPLIT_ROWS=1: the threads split C's rows however many columns it has, each packing its
+// own A blocks and all of B. Two threads (the runtime may grant fewer), on poisoned C, padded, in
+// every layout, with beta 0 and not: rows that split unevenly (45 of MR=6: 24 and 21), fewer rows
+// than a panel for each thread (5: the second thread has none), one row, a second block of rows
+// and a last panel of columns ending inside a vector. SPLIT_ROWS=0 on the same shapes splits the
+// columns of the wide ones.
+TEST(PackedKernel, SplitsTheRowsBetweenThreadsWhenAskedToWithTheSameResult) {
+  const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+  SKIP_IF_UNSUPPORTED(packed);
+  std::unique_ptr<Device> hidden;
+  int cases = 0;
+  for (Device* device : each_instruction_set(hidden))
+    for (Precision precision : {Precision::fp32, Precision::fp64})
+      for (ParamValue split_rows : {0, 1})
+        for (std::int64_t m : {45, 5, 1, 113})
+          for (double beta : {0.0, 1.25})
+            for (int layout = 0; layout < 4; ++layout) {
+              Config config = packed.default_config(device->info(), precision);
+              config["MR"] = 6;
+              config["NV"] = 2;
+              config["MC"] = 48;  // 113 rows: a second block for the first thread
+              config["KC"] = 32;  // three blocks of depth
+              config["NC"] = 128;
+              config["threads"] = std::min<ParamValue>(2, std::max(1, device->info().cores));
+              config["SPLIT_ROWS"] = split_rows;
+              expect_matches_reference_in_layout(
+                  packed, config, Problem::packed(m, 301, 77, precision, -0.75, beta), layout, *device);
+              ++cases;
+            }
+  EXPECT_EQ(cases, 128 * instruction_sets());
 }
 
 // Where B's rows lie a multiple of 4 KiB apart, 06's axpy form copies each strip of B on the first
