@@ -264,17 +264,25 @@ void dot_tile(const Tile<T> t) {
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[r][v] = V::zero();
 
-  for (std::int64_t p = 0; p < t.kb; p += L) {
-    const auto mask = V::first(static_cast<int>(std::min<std::int64_t>(L, t.kb - p)));  // the k tail
+  // One step of L values of k at p, its vectors read by `load`: whole ones plainly, the k tail
+  // under a mask. (Every step masked, AVX2's vmaskmov on an AMD EPYC core: 1 x 4096 x 4096 with B
+  // transposed, one thread, 8.7-9.6 GFLOP/s; plain loads 11.7-13.0.)
+  const auto step = [&](std::int64_t p, auto load) {
     typename V::Reg b_vec[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) b_vec[v] = V::load(mask, b_row[v] + p);
+    for (int v = 0; v < NV; ++v) b_vec[v] = load(b_row[v] + p);
 #pragma GCC unroll 16
     for (int r = 0; r < ROWS; ++r) {
-      const typename V::Reg a_vec = V::load(mask, t.a + r * t.a_row + p);
+      const typename V::Reg a_vec = load(t.a + r * t.a_row + p);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[r][v] = V::fma(a_vec, b_vec[v], acc[r][v]);
     }
+  };
+  const std::int64_t whole = t.kb / L * L;
+  for (std::int64_t p = 0; p < whole; p += L) step(p, [](const T* x) { return V::load(x); });
+  if (whole < t.kb) {
+    const auto mask = V::first(static_cast<int>(t.kb - whole));
+    step(whole, [&](const T* x) { return V::load(mask, x); });
   }
 
 #pragma GCC unroll 16
