@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "gemmlab/evaluate.hpp"
+#include "gemmlab/sanitizer.hpp"
 #include "gemmlab/setup.hpp"
 
 extern char** environ;
@@ -26,18 +27,6 @@ namespace gemmlab {
 namespace {
 
 using nlohmann::json;
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool address_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool address_sanitizer = true;
-#else
-constexpr bool address_sanitizer = false;
-#endif
-#else
-constexpr bool address_sanitizer = false;
-#endif
 
 }  // namespace
 

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "gemmlab/cpu.hpp"
+#include "gemmlab/sanitizer.hpp"
 
 namespace gemmlab::cpu {
 namespace {
@@ -51,17 +52,7 @@ const LibrarySpec specs[] = {
 // internal calls: `--reference blis` ran OpenBLAS on all cores whatever --threads said (fp64
 // 512^3 with --threads 1: 60-73 GFLOP/s, one core's ceiling 51; 39-45 with DEEPBIND).
 // AddressSanitizer refuses RTLD_DEEPBIND: a sanitized build keeps the old lookup.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr int own_symbols_first = 0;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr int own_symbols_first = 0;
-#else
-constexpr int own_symbols_first = RTLD_DEEPBIND;
-#endif
-#else
-constexpr int own_symbols_first = RTLD_DEEPBIND;
-#endif
+constexpr int own_symbols_first = address_sanitizer ? 0 : RTLD_DEEPBIND;
 
 int as_blas_int(std::int64_t value, const char* what) {
   if (value > INT_MAX)
