@@ -650,6 +650,48 @@ TEST(PackedKernel, SplitsTheRowsBetweenThreadsWhenAskedToWithTheSameResult) {
   EXPECT_EQ(cases, 128 * instruction_sets());
 }
 
+// Where M is not a multiple of MR, 05's last panel of A runs a micro-kernel only as tall as its
+// rows, reading them from the MR-tall packed panel. Every such height of every MR of the space, on
+// each instruction set the CPU has (the AVX-512 and AVX2 micro-kernels are separate code), both
+// precisions, the first panel read in place (PACK_A=0) or packed, a transposed A (every panel
+// packed), a last tile of columns narrower than NR, C poisoned (beta 0) and not, two blocks of depth.
+TEST(PackedKernel, RunsALastPanelOfFewerThanMrRowsAtEachHeight) {
+  const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+  SKIP_IF_UNSUPPORTED(packed);
+  std::unique_ptr<Device> hidden;
+  int cases = 0, heights = 0, expected_heights = 0;
+  for (Device* device : each_instruction_set(hidden))
+    for (Precision precision : {Precision::fp32, Precision::fp64}) {
+      // MR*1 + 1 + 1 registers: every MR fits 32 zmm; 16 does not fit 16 ymm.
+      expected_heights +=
+          device->info().has_feature("avx512f") ? 3 + 5 + 7 + 11 + 13 + 15 : 3 + 5 + 7 + 11 + 13;
+      const SearchSpace space = packed.space(device->info(), precision);
+      const std::int64_t lanes = (device->info().has_feature("avx512f") ? 64 : 32) / element_size(precision);
+      for (ParamValue mr : {4, 6, 8, 12, 14, 16}) {
+        Config config = packed.default_config(device->info(), precision);
+        config["MR"] = mr;
+        config["NV"] = 1;
+        config["MC"] = 336;  // a multiple of every MR
+        config["KC"] = 32;   // 45 steps: two blocks of depth
+        config["NC"] = 128;
+        config["threads"] = 1;
+        if (!space.is_valid(config)) continue;
+        for (std::int64_t rows = 1; rows < mr; ++rows, ++heights)
+          for (ParamValue pack_a : {0, 1})
+            for (bool trans_a : {false, true}) {
+              config["PACK_A"] = pack_a;
+              Problem p =
+                  Problem::packed(mr + rows, 2 * lanes + 3, 45, precision, -0.75, trans_a ? 0.0 : 1.25);
+              p.trans_a = trans_a;
+              expect_matches_reference_on(*device, packed, config, with_padding(p, 3));
+              ++cases;
+            }
+      }
+    }
+  EXPECT_EQ(heights, expected_heights);
+  EXPECT_EQ(cases, 4 * heights);
+}
+
 // Where B's rows lie a multiple of 4 KiB apart, 06's axpy form copies each strip of B on the first
 // pass of rows and the later passes read the copy. Checked with such a B (rows of 1024 floats or
 // 512 doubles: 4 KiB), on the instruction sets the CPU has: three passes of rows (the last of one

@@ -30,7 +30,8 @@ struct Variant {
 };
 
 // The variant for (mr, nv) of each instruction set; empty when the pair breaks its register
-// constraint (or mr is not one of 05's MR values).
+// constraint. Every height from 1 to 16 is compiled: the space's MR values, and the heights of a
+// last panel of fewer than MR rows, which runs a micro-kernel only as tall as its rows.
 template <class T>
 Variant<T> avx512_variant(int mr, int nv);
 template <class T>
@@ -48,7 +49,7 @@ constexpr bool fits_registers(int mr, int nv) {
   return mr * nv + nv + 1 <= V::registers;
 }
 
-// The micro-kernel's k loop: acc += A_panel * B_panel over kc steps. Inlined into both of the
+// The micro-kernel's k loop: acc += A_panel * B_panel over kc steps. Inlined into each of the
 // micro-kernel's calls, so that for a packed panel the strides are the constants 1 and MR and each
 // broadcast addresses its row by an immediate offset. With strides known only at run time a
 // 14-row panel needs 13 index registers, more than are free: the compiler reloaded some from the
@@ -98,6 +99,8 @@ void micro_kernel(std::int64_t kc, const T* a_panel, std::int64_t a_row_step, st
 
   if (a_row_step == 1 && a_k_step == MR)
     accumulate<V, MR, NV>(kc, a_panel, 1, MR, b_panel, acc);
+  else if (a_row_step == 1)  // the first MR rows of a taller packed panel (its last, short panel)
+    accumulate<V, MR, NV>(kc, a_panel, 1, a_k_step, b_panel, acc);
   else
     accumulate<V, MR, NV>(kc, a_panel, a_row_step, a_k_step, b_panel, acc);
 
@@ -144,7 +147,7 @@ Variant<typename V::Elem> select_nv(int nv) {
   ((nv == NVs ? (found = variant<V, MR, NVs>(), 0) : 0), ...);
   return found;
 }
-// The variant for (mr, nv) of instruction set V, for the MR values MRs and NV 1 to 4.
+// The variant for (mr, nv) of instruction set V, for the heights MRs and NV 1 to 4.
 template <class V, int... MRs>
 Variant<typename V::Elem> select_variant(int mr, int nv) {
   Variant<typename V::Elem> found;

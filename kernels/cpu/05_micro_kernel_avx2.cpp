@@ -7,7 +7,7 @@ namespace gemmlab::cpu::packed {
 
 template <class T>
 Variant<T> avx2_variant(int mr, int nv) {
-  return select_variant<simd::Avx2<T>, 4, 6, 8, 12, 14, 16>(mr, nv);
+  return select_variant<simd::Avx2<T>, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16>(mr, nv);
 }
 template Variant<float> avx2_variant(int, int);
 template Variant<double> avx2_variant(int, int);

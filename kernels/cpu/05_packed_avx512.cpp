@@ -24,7 +24,8 @@
 // (SPLIT_ROWS).
 // Packing walks the sources in long contiguous runs; its cost is a few percent of the total.
 // Where N is not a multiple of NR, the last panel of B is packed only as wide as the vectors it
-// needs and run by the micro-kernel of that many vectors, not by NV vectors of mostly zeros.
+// needs and run by the micro-kernel of that many vectors, not by NV vectors of mostly zeros; where
+// M is not a multiple of MR, the last panel of A runs a micro-kernel as tall as its rows.
 // Packing is also where a transposed A or B (the BLAS interface's TRANSA/TRANSB, and with them
 // column-major calls) is read: the panels come out the same, so the micro-kernel never knows.
 // A need not be packed at all: the micro-kernel only broadcasts its values, one per row and k-step,
@@ -232,9 +233,17 @@ class PackedRoutine {
     const packed::Variant<T> variant = variant_for(mr_, nv_);
     const int lanes = vector_bytes_ / int(sizeof(T));
     const int nr = nv_ * lanes;
-    // The micro-kernel for a panel of v vectors (the last, narrower panel: pack_b_block).
-    std::array<packed::MicroKernelFn<T>, 5> kernel_for{};
-    for (int v = 1; v <= nv_; ++v) kernel_for[v] = variant_for(mr_, v).micro_kernel;
+    // The micro-kernel for a panel of v vectors (the last, narrower panel: pack_b_block), and for
+    // the last panel of A where it has fewer than MR rows (only the last block of rows has one:
+    // MC is whole panels) one as tall as those rows, reading them from the MR-tall packed panel.
+    // The full-height kernel computes every padded row (on an AMD EPYC 49 rows with MR = 4 took as
+    // long as 52).
+    std::array<packed::MicroKernelFn<T>, 5> kernel_for{}, short_panel_kernel_for{};
+    const int short_panel_rows = static_cast<int>(p.m % mr_);
+    for (int v = 1; v <= nv_; ++v) {
+      kernel_for[v] = variant_for(mr_, v).micro_kernel;
+      if (short_panel_rows > 0) short_panel_kernel_for[v] = variant_for(short_panel_rows, v).micro_kernel;
+    }
     const T alpha = static_cast<T>(p.alpha);
     // PACK_A=0: the full panels of a row-major A are read where they lie (MR rows lda apart);
     // a transposed A and a last panel of fewer than MR rows are packed all the same.
@@ -290,11 +299,12 @@ class PackedRoutine {
               row_step = 1;
               k_step = mr_;
             }
+            const auto& kernels = rows < mr_ ? short_panel_kernel_for : kernel_for;
             for (std::int64_t jr = 0; jr < nc; jr += nr) {                 // loop 1
               const int cols = static_cast<int>(std::min<std::int64_t>(nr, nc - jr));
-              kernel_for[(cols + lanes - 1) / lanes](
-                  kc, a_panel, row_step, k_step, b_pack + (jr / nr) * kc * nr,
-                  c + (ic + ir) * p.ldc + jc + jr, p.ldc, rows, cols, alpha, beta);
+              kernels[(cols + lanes - 1) / lanes](kc, a_panel, row_step, k_step, b_pack + (jr / nr) * kc * nr,
+                                                  c + (ic + ir) * p.ldc + jc + jr, p.ldc, rows, cols, alpha,
+                                                  beta);
             }
           }
         }
