@@ -496,6 +496,22 @@ TEST(BlasTableTuning, StartsFromEachOfTheKernelsStartingConfigurations) {
   }
 }
 
+// `kernel` tuned on `p` alone for the library thread counts `threads` (budget 8, made-up speeds in
+// the searches) into `cache`, with `timer` timing the finalists' rounds.
+void tune_with_finalist_timer(const Kernel& kernel, const Problem& p, const std::vector<int>& threads,
+                              const FinalistTimer& timer, ResultsCache& cache) {
+  std::vector<std::vector<Config>> evaluated;
+  const RunnerFactory runners = [&](const Kernel&, const Problem&) {
+    evaluated.emplace_back();
+    return std::make_unique<RecordingRunner>(evaluated.back());
+  };
+  TuneOptions options;
+  options.budget.evaluations = 8;
+  tune_missing_classes(
+      cpu_device(), [&](const Problem&) { return std::vector<const Kernel*>{&kernel}; }, &openblas(), nullptr,
+      cache, BlasTable{}, {p}, threads, options, {}, runners, timer);
+}
+
 // Each finalist is timed together with the others twice, minutes apart, and keeps its slower
 // round: neither the configuration fast only in round one nor the one fast only in round two
 // wins against one that is good in both.
@@ -504,11 +520,6 @@ TEST(BlasTableTuning, FinalistsKeepTheSlowerOfTwoRoundsTimedTogether) {
   ResultsCache cache(scratch.file("c.sqlite"));
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
   const Problem p = Problem::packed(3, 70, 20);
-  std::vector<std::vector<Config>> evaluated;
-  const RunnerFactory runners = [&](const Kernel&, const Problem&) {
-    evaluated.emplace_back();
-    return std::make_unique<RecordingRunner>(evaluated.back());
-  };
   int rounds = 0;
   std::vector<Config> timed;  // the candidates of the last round, in order
   const FinalistTimer timer = [&](const Problem&, const std::vector<std::pair<const Kernel*, Config>>& candidates) {
@@ -525,10 +536,7 @@ TEST(BlasTableTuning, FinalistsKeepTheSlowerOfTwoRoundsTimedTogether) {
     }
     return timings;
   };
-  TuneOptions options;
-  options.budget.evaluations = 8;
-  tune_missing_classes(cpu_device(), [&](const Problem&) { return std::vector<const Kernel*>{&small_m}; },
-                       &openblas(), nullptr, cache, BlasTable{}, {p}, {1}, options, {}, runners, timer);
+  tune_with_finalist_timer(small_m, p, {1}, timer, cache);
   ASSERT_EQ(rounds, 2) << "two rounds of the finalists";
   ASSERT_GE(timed.size(), 3u);
   const BlasTable t = blas_table_from_cache(cache, cpu_device().info(), {&small_m}, {1});
@@ -541,6 +549,45 @@ TEST(BlasTableTuning, FinalistsKeepTheSlowerOfTwoRoundsTimedTogether) {
     ASSERT_TRUE(r.has_value());
     EXPECT_DOUBLE_EQ(r->gflops, kept[i]) << "candidate " << i << " kept at its slower round";
   }
+}
+
+// A two-thread entry lets one-thread configurations compete, so the one-thread search's
+// finalists are timed again in the two-thread rounds: here the machine runs everything slower
+// in those rounds (a one-thread configuration 60 GFLOP/s, a two-thread one 90) than in the
+// one-thread rounds (100). Compared on their own rounds' figures the one-thread finalist (100)
+// would win the two-thread entry; timed beside the others, the two-thread one does.
+TEST(BlasTableTuning, TimesTheFinalistsOfFewerThreadsAgainInTheRoundsOfMore) {
+  if (cpu_device().info().cores < 2) GTEST_SKIP() << "one core: no two-thread entry";
+  Scratch scratch;
+  ResultsCache cache(scratch.file("c.sqlite"));
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  const Problem p = Problem::packed(3, 70, 20);
+  int two_thread_rounds = 0;
+  std::size_t one_thread_finalists_there = 0;
+  const FinalistTimer timer = [&](const Problem&,
+                                  const std::vector<std::pair<const Kernel*, Config>>& candidates) {
+    const bool two_thread_round = std::any_of(candidates.begin(), candidates.end(),
+                                              [](const auto& c) { return c.second.at("threads") == 2; });
+    two_thread_rounds += two_thread_round;
+    std::vector<Timing> timings(candidates.size());
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const bool one_thread = candidates[i].second.at("threads") == 1;
+      if (two_thread_round && one_thread) ++one_thread_finalists_there;
+      timings[i].gflops = !two_thread_round ? 100.0 : one_thread ? 60.0 : 90.0;
+      timings[i].measurement.median_s = 1 / timings[i].gflops;
+    }
+    return timings;
+  };
+  tune_with_finalist_timer(small_m, p, {1, 2}, timer, cache);
+  ASSERT_EQ(two_thread_rounds, 2) << "two rounds of the two-thread search's finalists";
+  EXPECT_GT(one_thread_finalists_there, 0u) << "the one-thread finalists timed in them";
+  const BlasTable t = blas_table_from_cache(cache, cpu_device().info(), {&small_m}, {1, 2});
+  const BlasTableEntry* two = t.find(p, 2);
+  ASSERT_NE(two, nullptr);
+  EXPECT_EQ(two->config.at("threads"), 2) << two->source;
+  const BlasTableEntry* one = t.find(p, 1);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->config.at("threads"), 1) << one->source;
 }
 
 // A class is searched on its first shape of the set; its finalists are then evaluated on each

@@ -367,6 +367,22 @@ std::size_t tune_missing_classes(Device& device,
   // On the Intel Xeon machine the fp32 table at 2079267 took for 2048^3 on one thread a joiner
   // kept at 188.0 GFLOP/s, timed 15 minutes after 05's default was kept at its round one's
   // 185.5; beside oneDNN the joiner ran 0.95 of it, the default 1.00-1.01.)
+  // A library thread count's entry lets configurations with fewer threads compete (on a small
+  // problem one thread can win), so a problem's finalists from its searches with fewer threads are
+  // timed again in the rounds of its searches with more: beside the others, not on other minutes.
+  // (On a second Intel Xeon the fp32 table took for 2048^3 on two threads the one-thread search's
+  // finalist at the 154.4 GFLOP/s of the one-thread rounds, against two-thread finalists whose
+  // rounds, nine minutes later, ran while the second core was mostly taken away: 131-150.) A
+  // configuration in both keeps the figure of the later rounds, so the finalists of the smaller
+  // count's entry are compared on the same minutes too.
+  for (Searched& s : rounds)
+    for (const Searched& fewer : rounds)
+      if (fewer.threads < s.threads && fewer.problem == s.problem)
+        for (const Finalist& f : fewer.finalists)
+          if (std::none_of(s.finalists.begin(), s.finalists.end(), [&](const Finalist& mine) {
+                return mine.kernel == f.kernel && mine.result.config == f.result.config;
+              }))
+            s.finalists.push_back({f.kernel, f.result, false});
   for (Searched& s : rounds) time_finalists_round(s.problem, s.finalists);  // a lone one is stored
   for (Searched& s : rounds)
     if (s.finalists.size() > 1) time_finalists_round(s.problem, s.finalists);
