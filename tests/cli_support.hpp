@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -40,6 +41,17 @@ inline std::string read_file(const std::string& path) {
 inline std::string default_cache_home() {
   return ::testing::TempDir() + "gemmlab-cli-cache-" + std::to_string(::getpid());
 }
+
+// Removes that cache home when the test program ends: each test process has its own.
+class RemoveDefaultCacheHome : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ignored;
+    std::filesystem::remove_all(default_cache_home(), ignored);
+  }
+};
+inline ::testing::Environment* const remove_default_cache_home =
+    ::testing::AddGlobalTestEnvironment(new RemoveDefaultCacheHome);
 
 // Runs `gemmlab <args>` with optional environment assignments in front (they win over the
 // default XDG_CACHE_HOME above).

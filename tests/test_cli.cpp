@@ -40,6 +40,7 @@ using testing::exits_2_saying;
 using testing::parse_json;
 using testing::read_file;
 using testing::run_cli;
+using testing::Scratch;
 
 bool have_avx512() { return cpu::detect().has_feature("avx512f"); }
 
@@ -488,20 +489,13 @@ TEST(CliTune, EvaluatesInAWorkerProcessUnlessToldOtherwise) {
   EXPECT_FALSE(contains(help.out, "worker")) << "the worker subcommand is internal\n" << help;
 }
 
-// A fresh directory for one test's files.
-std::string fresh_directory(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "gemmlab-" + name + "-" + std::to_string(::getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 // --update retunes some classes and keeps the table's others: here a made-up entry of a class
 // nothing tunes (its kernel's code changed since, say) stays as it was, the tuned class is
 // replaced by what the tuning found, and a table that is missing or of another machine is a
 // usage error before anything is tuned. A build keeps the cache's entries of --precision only.
 TEST(CliBlasTable, UpdateRetunesTheGivenShapesAndKeepsTheTablesOtherClasses) {
-  const std::string dir = fresh_directory("blas-update");
+  const Scratch scratch;
+  const std::string dir = scratch.dir().string();
   const std::string out = dir + "/table.json", cache = dir + "/cache.sqlite";
   const std::string tune = "blas-table --tune --update --cache '" + cache + "' --out '" + out +
                            "' --shapes 8x8x8 --precision fp32 --library-threads 1 --budget 1 --json";
@@ -559,7 +553,8 @@ TEST(CliBlasTable, UpdateRetunesTheGivenShapesAndKeepsTheTablesOtherClasses) {
 }
 
 TEST(CliTune, ConstraintExpressionsFromTheCommandLineAndAFileNarrowTheSpace) {
-  const std::string dir = fresh_directory("constraints");
+  const Scratch scratch;
+  const std::string dir = scratch.dir().string();
   {
     std::ofstream file(dir + "/extra.txt");
     file << "# the tests' own constraints\n\nKC >= 256\n  NC % 64 == 0 || NC == 16\n";
@@ -608,7 +603,8 @@ std::vector<json> history_params(const json& j) {
 }
 
 TEST(CliCache, ARerunReusesEveryResultAndSaysSo) {
-  const std::string dir = fresh_directory("rerun");
+  const Scratch scratch;
+  const std::string dir = scratch.dir().string();
   const std::string args = "tune --kernel 02_loop_order --m 30 --n 31 --k 32 --budget 1 --json --cache '" + dir + "/c.sqlite'";
   const CliResult first = run_cli(args);
   ASSERT_EQ(first.status, 0) << first;
@@ -625,7 +621,8 @@ TEST(CliCache, ARerunReusesEveryResultAndSaysSo) {
 }
 
 TEST(CliCache, AfterKillNineTheSameCommandContinuesFromTheCachedResults) {
-  const std::string dir = fresh_directory("kill9");
+  const Scratch scratch;
+  const std::string dir = scratch.dir().string();
   const std::string options = "tune --kernel 03_cache_blocked --m 160 --n 150 --k 140 --budget 40 --strategy random --seed 9 --json";
   const std::string killed_cache = dir + "/killed.sqlite";
   const pid_t pid = start_cli(options + " --cache '" + killed_cache + "'", dir + "/killed.json");
@@ -658,7 +655,8 @@ TEST(CliCache, AfterKillNineTheSameCommandContinuesFromTheCachedResults) {
 }
 
 TEST(CliCache, TwoRunsSharingOneCacheBothComplete) {
-  const std::string dir = fresh_directory("concurrent");
+  const Scratch scratch;
+  const std::string dir = scratch.dir().string();
   const std::string cache = dir + "/shared.sqlite";
   std::vector<pid_t> runs;
   for (int seed : {1, 2})
@@ -679,7 +677,8 @@ TEST(CliCache, TwoRunsSharingOneCacheBothComplete) {
 }
 
 TEST(CliCache, AFileThatIsNotAGemmlabCacheIsAClearErrorAndIsLeftAlone) {
-  const std::string dir = fresh_directory("corrupt");
+  const Scratch scratch;
+  const std::string dir = scratch.dir().string();
   const std::string path = dir + "/not-a-cache.sqlite";
   {
     std::ofstream out(path, std::ios::binary);

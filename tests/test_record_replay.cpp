@@ -10,11 +10,9 @@
 namespace gemmlab {
 namespace {
 
-const std::string fixture = std::string(GEMMLAB_TEST_DATA) + "/small_record.json";
+using testing::Scratch;
 
-std::string scratch(const std::string& name) {
-  return (std::filesystem::path(::testing::TempDir()) / ("gemmlab_record_" + name)).string();
-}
+const std::string fixture = std::string(GEMMLAB_TEST_DATA) + "/small_record.json";
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
@@ -45,8 +43,9 @@ TEST(RecordLoad, ReadsTheSharedRecordsWhenPresent) {
 
 TEST(RecordLoad, SavedRecordsReadBackIdenticallyPlainAndGzip) {
   const Record r = load_record(fixture);
+  const Scratch scratch;
   for (const std::string name : {"copy.json", "copy.json.gz"}) {
-    const std::string path = scratch(name);
+    const std::string path = scratch.file(name);
     save_record(r, path);
     const Record back = load_record(path);
     ASSERT_EQ(back.entries.size(), r.entries.size()) << name;
@@ -65,30 +64,31 @@ TEST(RecordLoad, SavedRecordsReadBackIdenticallyPlainAndGzip) {
 }
 
 TEST(RecordLoad, BadFilesAreClearErrorsNamingTheFile) {
-  EXPECT_THROW_CONTAINING(load_record(scratch("missing.json")), std::runtime_error, {"missing.json"});
-  const std::string not_json = scratch("not.json");
+  const Scratch scratch;
+  EXPECT_THROW_CONTAINING(load_record(scratch.file("missing.json")), std::runtime_error, {"missing.json"});
+  const std::string not_json = scratch.file("not.json");
   write_text(not_json, "{ this is not json");
   EXPECT_THROW_CONTAINING(load_record(not_json), std::runtime_error, {"not.json", "JSON"});
-  const std::string huge_number = scratch("huge.json");
+  const std::string huge_number = scratch.file("huge.json");
   write_text(huge_number, R"({"tune_params_keys": [], "tune_params": {}, "cache": {}, "x": 1e400})");
   EXPECT_THROW_CONTAINING(load_record(huge_number), std::runtime_error, {"huge.json"});
-  const std::string no_cache = scratch("nocache.json");
+  const std::string no_cache = scratch.file("nocache.json");
   write_text(no_cache, R"({"tune_params_keys": ["A"], "tune_params": {"A": [1]}})");
   EXPECT_THROW_CONTAINING(load_record(no_cache), std::runtime_error, {"nocache.json", "cache"});
-  const std::string text_value = scratch("text.json");
+  const std::string text_value = scratch.file("text.json");
   write_text(text_value, R"({"tune_params_keys": ["A"], "tune_params": {"A": ["x"]}, "cache": {}})");
   EXPECT_THROW_CONTAINING(load_record(text_value), std::runtime_error, {"text.json", "A", "integer"});
-  const std::string too_large = scratch("large.json");
+  const std::string too_large = scratch.file("large.json");
   write_text(too_large, R"({"tune_params_keys": ["A"], "tune_params": {"A": [1.5e128]}, "cache": {}})");
   EXPECT_THROW_CONTAINING(load_record(too_large), std::runtime_error, {"large.json", "A"});
   write_text(too_large, R"({"tune_params_keys": ["A"], "tune_params": {"A": [18446744073709551615]}, "cache": {}})");
   EXPECT_THROW_CONTAINING(load_record(too_large), std::runtime_error, {"large.json", "A"});
-  const std::string wrong_key = scratch("key.json");
+  const std::string wrong_key = scratch.file("key.json");
   write_text(wrong_key, R"({"tune_params_keys": ["A"], "tune_params": {"A": [1, 2]},
                            "cache": {"1": {"A": 2, "time": 1.0}}})");
   EXPECT_THROW_CONTAINING(load_record(wrong_key), std::runtime_error, {"key.json", "\"1\""});
   // Found by fuzz_record: a negative time made a negative optimum.
-  const std::string negative = scratch("negative.json");
+  const std::string negative = scratch.file("negative.json");
   write_text(negative, R"({"tune_params_keys": ["A"], "tune_params": {"A": [1, 2]},
                           "cache": {"1": {"A": 1, "time": 2.0}, "2": {"A": 2, "time": -2.5}}})");
   EXPECT_THROW_CONTAINING(load_record(negative), std::runtime_error, {"negative.json", "\"2\"", "-2.5"});

@@ -21,15 +21,9 @@ namespace {
 using testing::contains;
 using testing::parse_json;
 using testing::run_cli;
+using testing::Scratch;
 
 namespace fs = std::filesystem;
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / (name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 int occurrences(const std::string& text, const std::string& needle) {
   int n = 0;
@@ -103,7 +97,8 @@ TEST(CliSweep, EachKernelAtEachShapeWithTheReferenceCeilingsTilesAndLimits) {
 }
 
 TEST(CliSweep, UsesTheTunedConfigurationFromTheResultsCache) {
-  const fs::path dir = fresh_dir("sweep-cache");
+  const Scratch scratch;
+  const fs::path dir = scratch.dir();
   const std::string cache = (dir / "results.sqlite").string();
   const testing::CliResult tuned = run_cli("tune --backend cpu --kernel 03_cache_blocked --m 24 --n 24 --k 24 "
                                            "--budget 4 --in-process --json --cache " + cache);
@@ -132,7 +127,8 @@ TEST(CliSweep, BadInputExitsWithStatusTwo) {
 }
 
 TEST(RaplMeter, AveragePowerBetweenReadingsAcrossACounterWrap) {
-  const fs::path root = fresh_dir("powercap");
+  const Scratch scratch;
+  const fs::path root = scratch.dir();
   fs::create_directories(root / "intel-rapl:0");
   fs::create_directories(root / "intel-rapl:0:0");  // a sub-domain (cores): inside the package, not added
   write(root / "intel-rapl:0" / "max_energy_range_uj", "10000000\n");
@@ -153,7 +149,8 @@ TEST(RaplMeter, AveragePowerBetweenReadingsAcrossACounterWrap) {
 }
 
 TEST(CliSweep, ReportsRaplPowerWhereTheCountersAreReadable) {
-  const fs::path root = fresh_dir("powercap-cli");
+  const Scratch scratch;
+  const fs::path root = scratch.dir();
   fs::create_directories(root / "intel-rapl:0");
   write(root / "intel-rapl:0" / "max_energy_range_uj", "262143328850\n");
   write(root / "intel-rapl:0" / "energy_uj", "1000\n");
@@ -179,7 +176,8 @@ std::string report_inputs() {
 }
 
 TEST(CliReport, RendersEveryPlotTheTableAndTheExplanationsFromFixtureResults) {
-  const fs::path out = fresh_dir("report");
+  const Scratch scratch;
+  const fs::path out = scratch.dir();
   const testing::CliResult r = run_cli("report" + report_inputs() + " --out " + out.string());
   ASSERT_EQ(r.status, 0) << r;
   const std::string page = testing::read_file((out / "index.html").string());
@@ -226,7 +224,8 @@ TEST(CliReport, RendersEveryPlotTheTableAndTheExplanationsFromFixtureResults) {
 // Sweeps written now (schema 2: time_ms, reference.gflops) and the committed ones of schema 1
 // (time_s, reference_gflops) render together, each with its vendor BLAS figures.
 TEST(CliReport, ReadsTodaysSweepsBesideTheCommittedOnes) {
-  const fs::path out = fresh_dir("report-schemas");
+  const Scratch scratch;
+  const fs::path out = scratch.dir();
   const std::string sweep = (out / "sweep-now.json").string();
   ASSERT_EQ(run_cli("sweep --backend cpu --kernels 02_loop_order --sizes 16,32 --max-seconds 0.02 --no-ceilings "
                     "--no-cache --out " + sweep).status, 0);
@@ -239,7 +238,8 @@ TEST(CliReport, ReadsTodaysSweepsBesideTheCommittedOnes) {
 }
 
 TEST(CliReport, BadInputExitsWithStatusTwo) {
-  const fs::path dir = fresh_dir("report-bad");
+  const Scratch scratch;
+  const fs::path dir = scratch.dir();
   write(dir / "not.json", "{ this is not json");
   write(dir / "other.json", "{\"something\": 1}");
   for (const std::string& args : {"report --in " + (dir / "missing.json").string() + " --out " + (dir / "o").string(),
@@ -338,7 +338,8 @@ std::pair<int, std::string> check_first_screen(const char* chromium, const fs::p
 TEST(CliReport, HeadlessChromiumShowsTheFirstChartAndTableAndFlagsEveryPointAboveItsCeiling) {
   const char* chromium = find_chromium();
   if (chromium == nullptr) GTEST_SKIP() << "no Chromium here (scripts/install-deps.sh installs Debian's chromium)";
-  const fs::path out = fresh_dir("report-chromium");
+  const Scratch scratch;
+  const fs::path out = scratch.dir();
   nlohmann::json cpu = nlohmann::json::parse(testing::read_file(fixture("sweep-cpu.json")));
   const double ceiling = cpu["device"]["measured"]["fma_gflops_fp32"].get<double>();
   int altered = 0;
@@ -369,7 +370,8 @@ TEST(CliReport, HeadlessChromiumShowsTheFirstChartAndTableAndFlagsEveryPointAbov
 TEST(CliReport, TheCommittedComparisonsFirstScreenIsCleanInHeadlessChromium) {
   const char* chromium = find_chromium();
   if (chromium == nullptr) GTEST_SKIP() << "no Chromium here (scripts/install-deps.sh installs Debian's chromium)";
-  const fs::path out = fresh_dir("report-committed");
+  const Scratch scratch;
+  const fs::path out = scratch.dir();
   const fs::path root = fs::path(GEMMLAB_TEST_DATA).parent_path().parent_path();
   std::string inputs;
   int sweeps = 0;

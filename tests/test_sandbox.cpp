@@ -67,9 +67,8 @@ TEST(Sandbox, CrashesHangsAndAbortsAreFailedWithTheirReasonAndTuningGoesOn) {
 TEST(Sandbox, CachedFailuresAreReusedExceptTimeouts) {
   const testing::CrashingKernel kernel;
   const Problem p = setup_for("crashing").problem;
-  const std::string path = ::testing::TempDir() + "gemmlab-sandbox-cache-" + std::to_string(::getpid()) + ".sqlite";
-  std::remove(path.c_str());
-  ResultsCache results(path);
+  const testing::Scratch scratch;  // outlives the cache, whose files (with SQLite's -wal and -shm) go with it
+  ResultsCache results(scratch.file("results.sqlite"));
   const TuneCache cache{.cache = &results, .key = cache_key(cpu_device().info(), kernel, p)};
   WorkerRunner runner(test_worker, setup_for("crashing"));
   const SearchSpace space = kernel.space(cpu_device().info(), p.precision);
@@ -83,7 +82,6 @@ TEST(Sandbox, CachedFailuresAreReusedExceptTimeouts) {
     EXPECT_EQ(again.history[i].from_cache, i != 2) << i;
   }
   EXPECT_EQ(again.history[1].reason, first.history[1].reason) << "a cached crash keeps its reason";
-  std::remove(path.c_str());
 }
 
 TEST(Sandbox, TheTimeoutIsAMultipleOfTheBestEvaluationWithAFloor) {

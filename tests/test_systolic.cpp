@@ -540,7 +540,8 @@ TEST(SystolicBackend, TuningIsReproducibleAndNeverWorseThanTheHeuristic) {
 }
 
 TEST(SystolicCli, SimulateReportsJsonAndScaleSimFiles) {
-  const std::string dir = ::testing::TempDir() + "gemmlab-simulate-" + std::to_string(::getpid());
+  const gemmlab::testing::Scratch scratch;
+  const std::string dir = scratch.file("simulate");
   const auto r = run_cli("simulate --array 32x32 --dataflow ws --m 3025 --n 96 --k 363 --scalesim-compatible --json --out " + dir);
   ASSERT_EQ(r.status, 0) << r;
   const auto j = gemmlab::testing::parse_json(r);
@@ -554,7 +555,6 @@ TEST(SystolicCli, SimulateReportsJsonAndScaleSimFiles) {
     EXPECT_TRUE(std::filesystem::exists(dir + "/" + file)) << file;
   EXPECT_TRUE(gemmlab::testing::contains(gemmlab::testing::read_file(dir + "/DETAILED_ACCESS_REPORT.csv"),
                                          "0, 33.0, 112232.0, 3294225, 1.0, 109197.0, 34848, 63.0, 112283.0, 3484800, "));
-  std::filesystem::remove_all(dir);
 
   const auto analytic = run_cli("simulate --preset tpu-v5e --dataflow os --m 4096 --n 4096 --k 4096 --engine analytic --json");
   ASSERT_EQ(analytic.status, 0) << analytic;
