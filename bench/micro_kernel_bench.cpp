@@ -33,6 +33,7 @@ using namespace gemmlab;
 struct Tile {
   int mr = 0, nv = 0;
   std::int64_t kc = 0, nc = 0;
+  bool operator==(const Tile&) const = default;
 };
 
 struct Options {
@@ -147,10 +148,7 @@ int main(int argc, char** argv) {
       for (const Config& c :
            registry().kernel("cpu", "05_packed_avx512").starting_configs(info, o.precision)) {
         const Tile t{static_cast<int>(c.at("MR")), static_cast<int>(c.at("NV")), c.at("KC"), c.at("NC")};
-        const auto same = [&](const Tile& u) {
-          return u.mr == t.mr && u.nv == t.nv && u.kc == t.kc && u.nc == t.nc;
-        };
-        if (std::none_of(tiles.begin(), tiles.end(), same))
+        if (std::find(tiles.begin(), tiles.end(), t) == tiles.end())
           tiles.push_back(t);  // variants differing elsewhere
       }
     if (o.precision == Precision::fp32)
