@@ -551,6 +551,53 @@ TEST(BlasTableTuning, FinalistsKeepTheSlowerOfTwoRoundsTimedTogether) {
   }
 }
 
+// The kernel's default joins its search's finalists even where the search timed it slowest (one
+// timing, on whatever minute it fell), and is timed in both rounds beside the others: here it is
+// the fastest there, and the table takes it.
+TEST(BlasTableTuning, TheKernelsDefaultIsAlwaysAFinalist) {
+  Scratch scratch;
+  ResultsCache cache(scratch.file("c.sqlite"));
+  const Kernel& small_m = registry().kernel("cpu", "06_small_m");
+  SKIP_IF_UNSUPPORTED(small_m);
+  const Problem p = Problem::packed(3, 70, 20);
+  Config default_config = small_m.starting_configs(cpu_device().info(), Precision::fp32).front();
+  default_config["threads"] = 1;
+  std::vector<Config> evaluated;
+  const RunnerFactory runners = [&](const Kernel&, const Problem&) {
+    return std::make_unique<RecordingRunner>(
+        evaluated, [&](const Config& c) { return c == default_config ? 1.0 : made_up_gflops(c); });
+  };
+  std::vector<std::vector<Config>> rounds;
+  const FinalistTimer timer = [&](const Problem&,
+                                  const std::vector<std::pair<const Kernel*, Config>>& candidates) {
+    std::vector<Config>& round = rounds.emplace_back();
+    std::vector<Timing> timings(candidates.size());
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      round.push_back(candidates[i].second);
+      timings[i].gflops =
+          candidates[i].second == default_config ? 500.0 : made_up_gflops(candidates[i].second);
+      timings[i].measurement.median_s = 1 / timings[i].gflops;
+    }
+    return timings;
+  };
+  TuneOptions options;
+  options.budget.evaluations = 8;
+  tune_missing_classes(
+      cpu_device(), [&](const Problem&) { return std::vector<const Kernel*>{&small_m}; }, &openblas(),
+      nullptr, cache, BlasTable{}, {p}, {1}, options, {}, runners, timer);
+  ASSERT_FALSE(evaluated.empty());
+  EXPECT_EQ(evaluated.front(), default_config) << "the search starts from the default";
+  ASSERT_GE(evaluated.size(), blas_finalists_per_kernel + 1) << "more configurations than finalists";
+  ASSERT_EQ(rounds.size(), 2u);
+  for (const std::vector<Config>& round : rounds) {
+    EXPECT_EQ(round.size(), blas_finalists_per_kernel + 1) << "the search's fastest and the default";
+    EXPECT_NE(std::find(round.begin(), round.end(), default_config), round.end()) << "the default timed";
+  }
+  const BlasTable t = blas_table_from_cache(cache, cpu_device().info(), {&small_m}, {1});
+  ASSERT_NE(t.find(p, 1), nullptr);
+  EXPECT_EQ(t.find(p, 1)->config, default_config) << t.find(p, 1)->source;
+}
+
 // A two-thread entry lets one-thread configurations compete, so the one-thread search's
 // finalists are timed again in the two-thread rounds: here the machine runs everything slower
 // in those rounds (a one-thread configuration 60 GFLOP/s, a two-thread one 90) than in the

@@ -282,7 +282,8 @@ std::size_t tune_missing_classes(Device& device,
         const std::unique_ptr<ConfigurationRunner> runner = runner_for(*kernel, p, reference);
         TuneOptions o = options;
         const CacheKey key = cache_key(device.info(), *kernel, p);
-        if (o.start_with.empty()) {
+        const bool from_kernels_starts = o.start_with.empty();
+        if (from_kernels_starts) {
           const auto start_with = [&](Config start) {
             if (std::find(o.start_with.begin(), o.start_with.end(), start) == o.start_with.end())
               o.start_with.push_back(std::move(start));
@@ -298,6 +299,24 @@ std::size_t tune_missing_classes(Device& device,
         const TuneResult result = tune(space, p, *runner, o, {}, {.cache = &cache, .key = key});
         if (const std::vector<ConfigResult> best = result.top(1); !best.empty()) best_with_fewer[key] = best.front().config;
         for (const ConfigResult& r : result.top(blas_finalists_per_kernel)) finalists.push_back({kernel, r});
+        // The kernel's default (its first starting configuration) joins the finalists wherever the
+        // search evaluated it: a search times each configuration once, on whatever minute it
+        // falls, and the default can miss the top few in a slow stretch and then never be timed
+        // beside the winner. (On a second Intel Xeon two fp32 tables took for 512^3 on one thread,
+        // without the default among the finalists, configurations that ran 512 x 768 x 768, the
+        // other shape of the class, at 0.78-0.80 of oneDNN; the default ran 0.97 minutes apart.)
+        if (from_kernels_starts) {
+          const Config& default_config = o.start_with.front();
+          const auto is_default = [&](const ConfigResult& r) {
+            return r.status == Status::ok && r.config == default_config;
+          };
+          const bool already = std::any_of(finalists.begin(), finalists.end(), [&](const Finalist& f) {
+            return f.kernel == kernel && f.result.config == default_config;
+          });
+          if (const auto d = std::find_if(result.history.begin(), result.history.end(), is_default);
+              !already && d != result.history.end())
+            finalists.push_back({kernel, *d});
+        }
       }
       for (Finalist& f : finalists) f.result.reason = blas_finalist_reason;
       searched[c] = rounds.size();

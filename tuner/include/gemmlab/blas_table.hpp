@@ -147,8 +147,9 @@ using BlasTuningProgress = std::function<void(const BlasTuningStep&)>;
 // kernel's best configurations of the other problems (and thread counts), the
 // blas_transfer_candidates of the nearest shapes, are tried on each problem: a small budget's
 // search often misses a blocking that a neighbouring class's search found. The finalists (the
-// blas_finalists_per_kernel fastest of each kernel's search, and the fastest of those tried from
-// other problems) are timed again together, in alternating blocks, and stored with
+// blas_finalists_per_kernel fastest of each kernel's search, the kernel's default configuration
+// where its search started from it, and the fastest of those tried from other problems) are timed
+// again together, in alternating blocks, and stored with
 // blas_finalist_reason: one timing each, taken minutes apart on a machine whose speed drifts, does
 // not rank close configurations reliably. They are timed together twice, right after their
 // problem's search and again once every problem at every T is searched, and each keeps the slower
