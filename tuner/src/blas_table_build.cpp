@@ -302,8 +302,8 @@ std::size_t tune_missing_classes(Device& device,
         // The kernel's default (its first starting configuration) joins the finalists wherever the
         // search evaluated it: a search times each configuration once, on whatever minute it
         // falls, and the default can miss the top few in a slow stretch and then never be timed
-        // beside the winner. (On a second Intel Xeon two fp32 tables took for 512^3 on one thread,
-        // without the default among the finalists, configurations that ran 512 x 768 x 768, the
+        // beside the winner. (On a second Intel Xeon an fp32 table took for 512^3 on one thread,
+        // without the default among the finalists, 05's 8 x 3, which ran 512 x 768 x 768, the
         // other shape of the class, at 0.78-0.80 of oneDNN; the default ran 0.97 minutes apart.)
         if (from_kernels_starts) {
           const Config& default_config = o.start_with.front();
