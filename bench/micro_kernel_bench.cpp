@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "05_micro_kernel.hpp"
+#include "cpu_kernel.hpp"
 #include "gemmlab/buffer.hpp"
 #include "gemmlab/builtin.hpp"
 #include "gemmlab/cpu.hpp"
@@ -88,7 +89,7 @@ Options parse(int argc, char** argv) {
 
 template <class T>
 void run(const DeviceInfo& info, const Options& o, const std::vector<Tile>& tiles) {
-  const bool avx512 = info.has_feature("avx512f");
+  const bool avx512 = cpu::uses_avx512(info);
   const int lanes = (avx512 ? 64 : 32) / static_cast<int>(sizeof(T));
   constexpr std::int64_t a_panels = 8;  // a few A panels, as loop 2 walks them
   const auto variant_for = [&](const Tile& t) {
@@ -141,12 +142,12 @@ int main(int argc, char** argv) {
   try {
     const Options o = parse(argc, argv);
     const DeviceInfo info = cpu::detect();
-    if (!info.has_feature("avx512f") && !(info.has_feature("avx2") && info.has_feature("fma")))
-      throw std::runtime_error("this CPU has neither AVX-512F nor AVX2 with FMA: 05 does not run here");
+    const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+    if (const Support support = packed.supported(info); !support.ok)
+      throw std::runtime_error("05 does not run here: " + support.reason);
     std::vector<Tile> tiles = o.tiles;
     if (tiles.empty())
-      for (const Config& c :
-           registry().kernel("cpu", "05_packed_avx512").starting_configs(info, o.precision)) {
+      for (const Config& c : packed.starting_configs(info, o.precision)) {
         const Tile t{static_cast<int>(c.at("MR")), static_cast<int>(c.at("NV")), c.at("KC"), c.at("NC")};
         if (std::find(tiles.begin(), tiles.end(), t) == tiles.end())
           tiles.push_back(t);  // variants differing elsewhere

@@ -208,6 +208,10 @@ std::size_t tune_missing_classes(Device& device,
     bool timed_together = false;  // by an earlier round
   };
   using Finalists = std::vector<Finalist>;
+  const auto has_finalist = [](const Finalists& finalists, const Kernel* kernel, const Config& config) {
+    return std::any_of(finalists.begin(), finalists.end(),
+                       [&](const Finalist& f) { return f.kernel == kernel && f.result.config == config; });
+  };
   // Times a problem's finalists together once more; each keeps the slower of this round and what
   // it had, and is stored (a lone finalist — every other configuration failed or was aborted —
   // keeps its search's timing).
@@ -310,11 +314,8 @@ std::size_t tune_missing_classes(Device& device,
           const auto is_default = [&](const ConfigResult& r) {
             return r.status == Status::ok && r.config == default_config;
           };
-          const bool already = std::any_of(finalists.begin(), finalists.end(), [&](const Finalist& f) {
-            return f.kernel == kernel && f.result.config == default_config;
-          });
           if (const auto d = std::find_if(result.history.begin(), result.history.end(), is_default);
-              !already && d != result.history.end())
+              d != result.history.end() && !has_finalist(finalists, kernel, default_config))
             finalists.push_back({kernel, *d});
         }
       }
@@ -351,9 +352,7 @@ std::size_t tune_missing_classes(Device& device,
       for (const Winner& w : winners) {
         if (w.kernel != kernel || w.problem->precision != p.precision) continue;
         const Config config = with_threads(w.config, s.threads);
-        const bool finalist = std::any_of(s.finalists.begin(), s.finalists.end(), [&](const Finalist& f) {
-          return f.kernel == kernel && f.result.config == config;
-        });
+        const bool finalist = has_finalist(s.finalists, kernel, config);
         const bool listed =
             std::any_of(nearest.begin(), nearest.end(), [&](const auto& n) { return n.second == config; });
         if (!finalist && !listed && space.is_valid(config))
@@ -398,9 +397,7 @@ std::size_t tune_missing_classes(Device& device,
     for (const Searched& fewer : rounds)
       if (fewer.threads < s.threads && fewer.problem == s.problem)
         for (const Finalist& f : fewer.finalists)
-          if (std::none_of(s.finalists.begin(), s.finalists.end(), [&](const Finalist& mine) {
-                return mine.kernel == f.kernel && mine.result.config == f.result.config;
-              }))
+          if (!has_finalist(s.finalists, f.kernel, f.result.config))
             s.finalists.push_back({f.kernel, f.result, false});
   for (Searched& s : rounds) time_finalists_round(s.problem, s.finalists);  // a lone one is stored
   for (Searched& s : rounds)
