@@ -116,7 +116,7 @@ void run(const DeviceInfo& info, const Options& o, const std::vector<Tile>& tile
       return wall_seconds([&] {
         for (std::int64_t ip = 0; ip < a_panels; ++ip)
           for (std::int64_t jp = 0; jp < b_panels; ++jp)
-            variant.micro_kernel(t.kc, a.data() + ip * t.kc * t.mr, 1, t.mr, b.data() + jp * t.kc * nr,
+            variant.micro_kernel(t.kc, a.data() + ip * t.kc * t.mr, 1, t.mr, b.data() + jp * t.kc * nr, nr,
                                  c.data() + ip * t.mr * ldc + jp * nr, ldc, t.mr, nr, T(1), T(1));
       });
     };

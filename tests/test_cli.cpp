@@ -326,7 +326,8 @@ TEST(CliKernels, JsonListsTheSixCpuKernelsWithTheirSpaces) {
   const json& packed = j["kernels"][4];
   std::set<std::string> params;
   for (const json& p : packed["parameters"]) params.insert(p["name"].get<std::string>());
-  EXPECT_EQ(params, (std::set<std::string>{"MR", "NV", "MC", "KC", "NC", "threads", "PACK_A", "SPLIT_ROWS"}));
+  EXPECT_EQ(params, (std::set<std::string>{"MR", "NV", "MC", "KC", "NC", "threads", "PACK_A", "PACK_B",
+                                           "SPLIT_ROWS"}));
   EXPECT_EQ(packed["constraints"].size(), 6u);
 }
 

@@ -324,8 +324,8 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
   const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
   // The preferences, as the kernel files document them.
   const Config blocked_fp32{{"MC", 64}, {"KC", 256}, {"NC", 1024}};
-  const Config packed_fp32{{"MR", 6},   {"NV", 4},      {"MC", 2688},  {"KC", 1024},
-                           {"NC", 256}, {"threads", 4}, {"PACK_A", 0}, {"SPLIT_ROWS", 0}};
+  const Config packed_fp32{{"MR", 6},      {"NV", 4},     {"MC", 2688},  {"KC", 1024},     {"NC", 256},
+                           {"threads", 4}, {"PACK_A", 0}, {"PACK_B", 1}, {"SPLIT_ROWS", 0}};
   Config packed_fp64 = packed_fp32;
   packed_fp64["KC"] = 512;
   for (const auto& [kernel, precision, preferred] :
@@ -345,8 +345,8 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
   DeviceInfo avx2 = small;
   avx2.features = {"sse2", "avx", "avx2", "fma"};
   avx2.caches = {{1, "Data", 32 << 10, 1}, {2, "Unified", 512 << 10, 1}, {3, "Unified", 32 << 20, 4}};
-  const Config avx2_fp32{{"MR", 6},   {"NV", 2},      {"MC", 2688},  {"KC", 512},
-                         {"NC", 256}, {"threads", 4}, {"PACK_A", 0}, {"SPLIT_ROWS", 0}};
+  const Config avx2_fp32{{"MR", 6},      {"NV", 2},     {"MC", 2688},  {"KC", 512},      {"NC", 256},
+                         {"threads", 4}, {"PACK_A", 0}, {"PACK_B", 1}, {"SPLIT_ROWS", 0}};
   Config avx2_fp64 = avx2_fp32;
   avx2_fp64["KC"] = 256;
   EXPECT_EQ(packed.default_config(avx2, Precision::fp32), avx2_fp32);
@@ -354,8 +354,9 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
 }
 
 // A search starts from the default, then from each other tile that fills the 32 zmm registers
-// (05's four, each with the deepest KC whose A panel fits half of a 48 KiB L1d), each valid on the
-// device and none twice; 06 also from a shallow KB, 6 x 4 in both orders and the depth split
+// (05's four, each with the deepest KC whose A panel fits half of a 48 KiB L1d), then from the
+// default reading B where it lies (a quarter as deep, NC 512), each valid on the device and none
+// twice; 06 also from a shallow KB, 6 x 4 in both orders and the depth split
 // between threads; a kernel without variants starts from its default alone. On small caches the variants are
 // moved to valid blocks as the default is.
 TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
@@ -386,30 +387,48 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
         // take 24.5 KiB); fp64's half as deep.
         const std::map<std::pair<ParamValue, ParamValue>, ParamValue> deepest_fp32{
             {{6, 4}, 1024}, {{8, 3}, 768}, {{12, 2}, 512}, {{14, 2}, 384}};
-        for (const Config& start : starts)
+        int in_place_b = 0;
+        for (const Config& start : starts) {
+          if (start.at("PACK_B") == 0) {
+            Config expected = starts.front();
+            expected["PACK_B"] = 0;
+            expected["KC"] = starts.front().at("KC") / 4;
+            expected["NC"] = 512;
+            EXPECT_EQ(start, expected) << what;
+            ++in_place_b;
+            continue;
+          }
           EXPECT_EQ(start.at("KC") * (precision == Precision::fp32 ? 1 : 2),
                     deepest_fp32.at({start.at("MR"), start.at("NV")}))
               << what << ": " << to_string(start);
+        }
+        EXPECT_EQ(in_place_b, 1) << what;
       }
     }
   // Without AVX-512: 6 x 2, then 4 x 3 (the 16 ymm registers' tiles with the fewest loads per FMA),
-  // then (several cores) the default with the threads splitting the rows.
+  // then the default reading B where it lies, then (several cores) the default with the threads
+  // splitting the rows.
   DeviceInfo avx2 = large;
   avx2.features = {"sse2", "avx", "avx2", "fma"};
   for (Precision precision : {Precision::fp32, Precision::fp64}) {
     const std::vector<Config> starts = packed.starting_configs(avx2, precision);
-    ASSERT_EQ(starts.size(), 3u) << to_string(precision);
+    ASSERT_EQ(starts.size(), 4u) << to_string(precision);
     EXPECT_EQ(std::pair(starts[0].at("MR"), starts[0].at("NV")), std::pair(ParamValue{6}, ParamValue{2}));
     EXPECT_EQ(std::pair(starts[1].at("MR"), starts[1].at("NV")), std::pair(ParamValue{4}, ParamValue{3}));
+    Config in_place_b = starts[0];
+    in_place_b["PACK_B"] = 0;
+    in_place_b["KC"] = starts[0].at("KC") / 4;
+    in_place_b["NC"] = 512;
+    EXPECT_EQ(starts[2], in_place_b);
     Config rows = starts[0];
     rows["SPLIT_ROWS"] = 1;
-    EXPECT_EQ(starts[2], rows);
+    EXPECT_EQ(starts[3], rows);
     for (const Config& start : starts)
       EXPECT_TRUE(packed.space(avx2, precision).is_valid(start)) << to_string(start);
   }
   DeviceInfo avx2_one_core = avx2;
   avx2_one_core.cores = 1;
-  EXPECT_EQ(packed.starting_configs(avx2_one_core, Precision::fp32).size(), 2u);
+  EXPECT_EQ(packed.starting_configs(avx2_one_core, Precision::fp32).size(), 3u);
   // 06: its default, then the shallow block for B streamed from memory, then the 6 x 4 tile in
   // both orders, then (several cores) the threads splitting the depth.
   const Kernel& small_m = registry().kernel("cpu", "06_small_m");
@@ -648,6 +667,40 @@ TEST(PackedKernel, SplitsTheRowsBetweenThreadsWhenAskedToWithTheSameResult) {
               ++cases;
             }
   EXPECT_EQ(cases, 128 * instruction_sets());
+}
+
+// 05 with PACK_B=0 reads a row-major B's panels where they lie, all but a last panel that ends
+// inside a vector (packed alone, as its loads would run past B's last row); a transposed B is
+// packed either way. Against PACK_B=1, on poisoned C, with B's rows padded, both precisions: a
+// last panel ending inside a vector, one of whole vectors narrower than NR, one as wide as NR;
+// one thread and two sharing the A panels; three blocks of depth; every layout; each instruction
+// set the CPU has.
+TEST(PackedKernel, ReadsARowMajorBInPlaceOrPackedWithTheSameResult) {
+  const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
+  SKIP_IF_UNSUPPORTED(packed);
+  std::unique_ptr<Device> hidden;
+  int cases = 0;
+  for (Device* device : each_instruction_set(hidden))
+    for (Precision precision : {Precision::fp32, Precision::fp64}) {
+      const std::int64_t nr = 2 * (device->info().has_feature("avx512f") ? 64 : 32) / element_size(precision);
+      for (ParamValue pack_b : {0, 1})
+        for (ParamValue threads : {1, 2})
+          for (std::int64_t n : {9 * nr + 5, 9 * nr + nr / 2, 10 * nr})
+            for (int layout = 0; layout < 4; ++layout) {
+              Config config = packed.default_config(device->info(), precision);
+              config["MR"] = 6;
+              config["NV"] = 2;
+              config["MC"] = 48;
+              config["KC"] = 32;  // three blocks of depth: in place, the panel starts pc rows into B
+              config["NC"] = std::max<std::int64_t>(64, 4 * nr);  // the space's smallest NC
+              config["threads"] = std::min<ParamValue>(threads, std::max(1, device->info().cores));
+              config["PACK_B"] = pack_b;
+              expect_matches_reference_in_layout(
+                  packed, config, Problem::packed(45, n, 77, precision, -0.75, 1.25), layout, *device);
+              ++cases;
+            }
+    }
+  EXPECT_EQ(cases, 96 * instruction_sets());
 }
 
 // Where M is not a multiple of MR, 05's last panel of A runs a micro-kernel only as tall as its

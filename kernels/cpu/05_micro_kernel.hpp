@@ -17,8 +17,8 @@ namespace gemmlab::cpu::packed {
 
 template <class T>
 using MicroKernelFn = void (*)(std::int64_t kc, const T* a_panel, std::int64_t a_row_step,
-                               std::int64_t a_k_step, const T* b_panel, T* c, std::int64_t ldc, int mr,
-                               int nr, T alpha, T beta);
+                               std::int64_t a_k_step, const T* b_panel, std::int64_t b_k_step, T* c,
+                               std::int64_t ldc, int mr, int nr, T alpha, T beta);
 template <class T>
 using PackAFn = void (*)(const T* a, std::int64_t lda, std::int64_t rows, std::int64_t depth, T* packed);
 
@@ -41,6 +41,8 @@ namespace {
 
 // How far ahead (in k-steps) the micro-kernel prefetches its B panel: about L2 latency
 // (~16 cycles) divided by the cycles of one k-step (MR*NV FMAs on two pipes), with margin.
+// A B read where it lies is fetched as far ahead: its rows are ldb apart, so the fetch is a row
+// b_prefetch_steps further down.
 constexpr int b_prefetch_steps = 8;
 
 // The space's register constraint, for choosing which variants to compile.
@@ -56,7 +58,7 @@ constexpr bool fits_registers(int mr, int nv) {
 // stack on every k-step.
 template <class V, int MR, int NV, class T>
 [[gnu::always_inline]] inline void accumulate(std::int64_t kc, const T* a_panel, std::int64_t a_row_step,
-                                              std::int64_t a_k_step, const T* b_panel,
+                                              std::int64_t a_k_step, const T* b_panel, std::int64_t b_k_step,
                                               typename V::Reg (&acc)[MR][NV]) {
   constexpr int L = V::lanes;
 #pragma GCC unroll 2
@@ -65,7 +67,7 @@ template <class V, int MR, int NV, class T>
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       // The B panel streams from L2: fetch the line needed b_prefetch_steps k-steps from now.
-      _mm_prefetch(reinterpret_cast<const char*>(b_panel + (b_prefetch_steps * NV + v) * L), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(b_panel + b_prefetch_steps * b_k_step + v * L), _MM_HINT_T0);
       b_vec[v] = V::load(b_panel + v * L);
     }
 #pragma GCC unroll 16
@@ -75,16 +77,17 @@ template <class V, int MR, int NV, class T>
       for (int v = 0; v < NV; ++v) acc[r][v] = V::fma(a_bcast, b_vec[v], acc[r][v]);
     }
     a_panel += a_k_step;
-    b_panel += NV * L;
+    b_panel += b_k_step;
   }
 }
 
 // C[0:mr][0:nr] = alpha * A_panel * B_panel + beta * C. A_panel holds kc columns of MR values,
 // A[r][p] at a_panel[r * a_row_step + p * a_k_step] (packed: 1 and MR; in place: lda and 1),
-// B_panel kc rows of NR values, contiguous.
+// B_panel kc rows of NR contiguous values, b_k_step apart (packed: NR; in place: ldb).
 template <class V, int MR, int NV, class T>
 void micro_kernel(std::int64_t kc, const T* a_panel, std::int64_t a_row_step, std::int64_t a_k_step,
-                  const T* b_panel, T* c, std::int64_t ldc, int mr, int nr, T alpha, T beta) {
+                  const T* b_panel, std::int64_t b_k_step, T* c, std::int64_t ldc, int mr, int nr, T alpha,
+                  T beta) {
   constexpr int L = V::lanes;
   typename V::Reg acc[MR][NV];
 #pragma GCC unroll 16
@@ -97,12 +100,19 @@ void micro_kernel(std::int64_t kc, const T* a_panel, std::int64_t a_row_step, st
     for (int v = 0; v < NV; ++v)
       _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + v * L), _MM_HINT_T0);
 
-  if (a_row_step == 1 && a_k_step == MR)
-    accumulate<V, MR, NV>(kc, a_panel, 1, MR, b_panel, acc);
-  else if (a_row_step == 1)  // the first MR rows of a taller packed panel (its last, short panel)
-    accumulate<V, MR, NV>(kc, a_panel, 1, a_k_step, b_panel, acc);
-  else
-    accumulate<V, MR, NV>(kc, a_panel, a_row_step, a_k_step, b_panel, acc);
+  constexpr std::int64_t packed_b = NV * L;
+  if (b_k_step == packed_b) {
+    if (a_row_step == 1 && a_k_step == MR)
+      accumulate<V, MR, NV>(kc, a_panel, 1, MR, b_panel, packed_b, acc);
+    else if (a_row_step == 1)  // the first MR rows of a taller packed panel (its last, short panel)
+      accumulate<V, MR, NV>(kc, a_panel, 1, a_k_step, b_panel, packed_b, acc);
+    else
+      accumulate<V, MR, NV>(kc, a_panel, a_row_step, a_k_step, b_panel, packed_b, acc);
+  } else if (a_row_step == 1 && a_k_step == MR) {  // B where it lies, A packed
+    accumulate<V, MR, NV>(kc, a_panel, 1, MR, b_panel, b_k_step, acc);
+  } else {
+    accumulate<V, MR, NV>(kc, a_panel, a_row_step, a_k_step, b_panel, b_k_step, acc);
+  }
 
   const typename V::Reg alpha_v = V::broadcast(alpha), beta_v = V::broadcast(beta);
 #pragma GCC unroll 16

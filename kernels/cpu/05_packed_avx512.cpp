@@ -35,6 +35,15 @@
 // where A's rows alias in L1 (rows 4 KiB apart, more of them than L1 has ways: 16 x 1 at 1024^3
 // ran 8% slower in place), so the tuner decides. A transposed A, and a last panel of fewer than
 // MR rows, are packed either way.
+// B need not be packed either where few panels of A share each copy: the micro-kernel loads NR
+// contiguous values of B per step of k, and a row-major B has them, one row ldb further per step
+// (PACK_B=0). With 49 rows of C, a packed B of 4608 x 512 was copied whole (9.4 MB) for nine A
+// panels; read in place, with a block shallow enough (KC=256, NC=512) that the strip the panels
+// share stays in L2, 49 x 512 x 4608 on one core of an Intel Xeon went from 0.78-0.80 to
+// 0.91-0.93 of oneDNN (128^3 0.70 -> 0.89: the copy is much of so short a product). Where many
+// panels share the copy, packing can win (512^3 ran 0.95-1.00 packed, 0.83-1.00 in place, four
+// runs), so the tuner decides. A transposed B, and a last panel ending inside a vector (its loads
+// would run past B's last row), are packed either way.
 // Hardware: AVX-512F (32 zmm registers; masked loads/stores for the right edge of C), the cache
 // hierarchy (sizes read from the OS), several cores (OpenMP), 2 MiB pages for the packed blocks.
 // A CPU without AVX-512 runs the same loops around AVX2 + FMA micro-kernels (16 ymm registers,
@@ -42,6 +51,7 @@
 // 05_micro_kernel.hpp, and compiled once for each.
 // Parameters: MR, NV (compile-time variants; NR = NV * lanes), MC, KC, NC (run time), threads,
 // PACK_A (1: pack every panel of A; 0: read a row-major A's full panels where they lie),
+// PACK_B (1: pack every panel of B; 0: read a row-major B's panels where they lie),
 // SPLIT_ROWS (1: the threads split C's rows; 0: its columns, unless too few for each thread).
 // Constraints (space(), as expressions): the micro-tile's accumulators, B vectors and A broadcast
 // fit the 32 zmm registers (16 ymm with AVX2); the blocks are whole panels (MC of MR rows, NC of NR columns);
@@ -158,7 +168,8 @@ class PackedRoutine {
         kc_(c.at("KC")),
         nc_(c.at("NC")),
         threads_(int(c.at("threads"))),
-        pack_a_(c.at("PACK_A") != 0) {
+        pack_a_(c.at("PACK_A") != 0),
+        pack_b_(c.at("PACK_B") != 0) {
     const std::int64_t elem = static_cast<std::int64_t>(element_size(p.precision));
     const std::int64_t nr = nv_ * (vector_bytes_ / elem);
     // Asked to, or columns too few for every thread to get several panels of them: the threads
@@ -251,6 +262,7 @@ class PackedRoutine {
     const auto read_in_place = [&](std::int64_t mc, std::int64_t ip) {
       return in_place && (ip + 1) * mr_ <= mc;
     };
+    const bool b_in_place = !pack_b_ && !p.trans_b;
     std::int64_t step = 0;  // counts depth blocks, 1, 2, ...; selects one of the two A buffers
     for (std::int64_t ic = 0; ic < p.m; ic += mc_) {                       // loop 5
       const std::int64_t mc = std::min(mc_, p.m - ic);
@@ -280,10 +292,15 @@ class PackedRoutine {
         }
         for (std::int64_t jc = first_col; jc < end_col; jc += nc_) {       // loop 3
           const std::int64_t nc = std::min(nc_, end_col - jc);
+          // PACK_B=0: the panels of a row-major B are read where they lie, all but a last one
+          // that ends inside a vector (its loads would run past the end of B's last row): that
+          // one is packed alone, at the start of b_pack.
+          const std::int64_t last_panel = (nc - 1) / nr * nr;
+          const std::int64_t packed_from = !b_in_place ? 0 : (nc - last_panel) % lanes != 0 ? last_panel : nc;
           if (p.trans_b)
             pack_b_block_transposed(b + jc * p.ldb + pc, p.ldb, kc, nc, nr, lanes, b_pack);
-          else
-            pack_b_block(b + pc * p.ldb + jc, p.ldb, kc, nc, nr, lanes, b_pack);
+          else if (packed_from < nc)
+            pack_b_block(b + pc * p.ldb + jc + packed_from, p.ldb, kc, nc - packed_from, nr, lanes, b_pack);
           for (std::int64_t i = 0; i < a_panels; ++i) {                    // loop 2
             // Own panels first; by the time the others' are needed they are long packed.
             // No barrier: a thread waits only for a panel it needs that is not ready yet.
@@ -302,9 +319,14 @@ class PackedRoutine {
             const auto& kernels = rows < mr_ ? short_panel_kernel_for : kernel_for;
             for (std::int64_t jr = 0; jr < nc; jr += nr) {                 // loop 1
               const int cols = static_cast<int>(std::min<std::int64_t>(nr, nc - jr));
-              kernels[(cols + lanes - 1) / lanes](kc, a_panel, row_step, k_step, b_pack + (jr / nr) * kc * nr,
-                                                  c + (ic + ir) * p.ldc + jc + jr, p.ldc, rows, cols, alpha,
-                                                  beta);
+              const int vectors = (cols + lanes - 1) / lanes;
+              // A packed panel's rows are as wide as its vectors (pack_b_block); B's are ldb apart.
+              const bool packed_panel = jr >= packed_from;
+              const T* b_panel =
+                  packed_panel ? b_pack + ((jr - packed_from) / nr) * kc * nr : b + pc * p.ldb + jc + jr;
+              const std::int64_t b_k_step = packed_panel ? std::int64_t{vectors} * lanes : p.ldb;
+              kernels[vectors](kc, a_panel, row_step, k_step, b_panel, b_k_step,
+                               c + (ic + ir) * p.ldc + jc + jr, p.ldc, rows, cols, alpha, beta);
             }
           }
         }
@@ -321,7 +343,7 @@ class PackedRoutine {
   int mr_, nv_;
   std::int64_t mc_, kc_, nc_;
   int threads_;
-  bool pack_a_;
+  bool pack_a_, pack_b_;
   bool split_rows_ = false;
   std::int64_t a_block_elements_ = 0, b_block_elements_ = 0, a_panels_max_ = 0;
   std::vector<Sharing> sharing_;  // one, or one per thread when the threads split the rows
@@ -350,11 +372,13 @@ class PackedAvx512 final : public CpuKernel {
              "columns of each thread's packed B block")
         .add("threads", int_range(1, std::max(1, d.cores)), "OpenMP threads")
         .add("PACK_A", {0, 1}, "1: pack every A panel; 0: read a row-major A's full panels where they lie")
+        .add("PACK_B", {0, 1}, "1: pack every B panel; 0: read a row-major B's panels where they lie")
         .add("SPLIT_ROWS", {0, 1},
              "1: the threads split C's rows, each packing its own A blocks and all of B; 0: they split the "
              "columns and share the packed A blocks (the rows where each would get fewer than 4 panels)")
-        .added_later("PACK_A", 1)       // BLAS tables written before it: they packed every panel
-        .added_later("SPLIT_ROWS", 0);  // and split the columns unless too few
+        .added_later("PACK_A", 1)      // BLAS tables written before it: they packed every panel
+        .added_later("SPLIT_ROWS", 0)  // and split the columns unless too few
+        .added_later("PACK_B", 1);     // and packed every panel of B
     s.let("elem", elem, "bytes per element")
         .let("lanes", (uses_avx512(d) ? 64 : 32) / elem,
              uses_avx512(d) ? "elements per zmm register" : "elements per ymm register");
@@ -391,6 +415,7 @@ class PackedAvx512 final : public CpuKernel {
                    ? Config{{"MR", 6}, {"NV", 4}, {"MC", 2688}, {"KC", fp32 ? 1024 : 512}, {"NC", 256}}
                    : Config{{"MR", 6}, {"NV", 2}, {"MC", 2688}, {"KC", fp32 ? 512 : 256}, {"NC", 256}};
     c["PACK_A"] = 0;
+    c["PACK_B"] = 1;
     c["SPLIT_ROWS"] = 0;
     c["threads"] = std::max(1, d.cores);
     return c;
@@ -414,6 +439,17 @@ class PackedAvx512 final : public CpuKernel {
       c["KC"] = kc * depth_scale;
       c["NC"] = nc;
       variants.push_back(std::move(c));
+    }
+    // B read where it lies, in a block a quarter as deep and twice as wide as the default's, so
+    // that the strip of B the A panels share is contiguous runs of B's rows that stay in L2. From
+    // the default, a search reaches it only in three one-parameter moves, the first of which
+    // (PACK_B=0 alone, a 1024-deep strip of rows 2 KiB or more apart) is slower.
+    {
+      Config in_place = preferred_config(d, precision);
+      in_place["PACK_B"] = 0;
+      in_place["KC"] = in_place["KC"] / 4;
+      in_place["NC"] = 512;
+      variants.push_back(std::move(in_place));
     }
     // With several cores, the threads splitting the rows: a search that starts from the column
     // split alone reaches it only as one of many one-parameter moves.
