@@ -39,8 +39,8 @@
 // contiguous values of B per step of k, and a row-major B has them, one row ldb further per step
 // (PACK_B=0). With 49 rows of C, a packed B of 4608 x 512 was copied whole (9.4 MB) for nine A
 // panels; read in place, with a block shallow enough (KC=256, NC=512) that the strip the panels
-// share stays in L2, 49 x 512 x 4608 on one core of an Intel Xeon went from 0.78-0.80 to
-// 0.91-0.93 of oneDNN (128^3 0.70 -> 0.89: the copy is much of so short a product). Where many
+// share stays in L2, 49 x 512 x 4608 on one core of an Intel Xeon went from 0.74-0.80 to
+// 0.92-1.00 of oneDNN (128^3 0.70 -> 0.89: the copy is much of so short a product). Where many
 // panels share the copy, packing can win (512^3 ran 0.95-1.00 packed, 0.83-1.00 in place, four
 // runs), so the tuner decides. A transposed B, and a last panel ending inside a vector (its loads
 // would run past B's last row), are packed either way.

@@ -138,18 +138,19 @@ def main():
         if log.count("no longer valid") != 1 or any("tuned " in c for c in calls):
             fail(f"a stale entry was not dropped with one warning: {log[-2000:]}")
 
-        # An entry written before 05_packed_avx512 had PACK_A and SPLIT_ROWS: kept, and run as it was
-        # tuned (PACK_A=1, SPLIT_ROWS=0).
+        # An entry written before 05_packed_avx512 had PACK_A, PACK_B and SPLIT_ROWS: kept, and run as
+        # it was tuned (PACK_A=1, PACK_B=1, SPLIT_ROWS=0).
         older = json.loads(json.dumps(contents))
         for e in older["entries"]:
-            e["params"].pop("PACK_A", None)
-            e["params"].pop("SPLIT_ROWS", None)
+            for later in ("PACK_A", "PACK_B", "SPLIT_ROWS"):
+                e["params"].pop(later, None)
         older_path = os.path.join(work, "older.json")
         json.dump(older, open(older_path, "w"))
         calls, log = product(library, older_path)
-        if "no longer valid" in log or any("tuned " not in c or "PACK_A=1" not in c or "SPLIT_ROWS=0" not in c
-                                           for c in calls):
-            fail(f"an entry from before PACK_A and SPLIT_ROWS was not run with PACK_A=1 SPLIT_ROWS=0: {calls} {log[-2000:]}")
+        ran_as = ("PACK_A=1", "PACK_B=1", "SPLIT_ROWS=0")
+        if "no longer valid" in log or any("tuned " not in c or any(v not in c for v in ran_as) for c in calls):
+            fail(f"an entry from before PACK_A, PACK_B and SPLIT_ROWS was not run with {' '.join(ran_as)}: "
+                 f"{calls} {log[-2000:]}")
 
         # Not JSON: ignored with a warning.
         broken = os.path.join(work, "broken.json")
