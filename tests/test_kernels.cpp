@@ -359,6 +359,15 @@ TEST(CpuKernelDefaults, AreThePreferenceOrTheNearestValidConfiguration) {
 // twice; 06 also from a shallow KB, 6 x 4 in both orders and the depth split
 // between threads; a kernel without variants starts from its default alone. On small caches the variants are
 // moved to valid blocks as the default is.
+// 05's default reading B where it lies, as its starting configurations give it: a quarter as
+// deep, 512 columns wide.
+Config reading_b_in_place(Config default_config) {
+  default_config["PACK_B"] = 0;
+  default_config["KC"] = default_config.at("KC") / 4;
+  default_config["NC"] = 512;
+  return default_config;
+}
+
 TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
   DeviceInfo large = cpu_device().info();
   large.cores = 4;
@@ -390,11 +399,7 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
         int in_place_b = 0;
         for (const Config& start : starts) {
           if (start.at("PACK_B") == 0) {
-            Config expected = starts.front();
-            expected["PACK_B"] = 0;
-            expected["KC"] = starts.front().at("KC") / 4;
-            expected["NC"] = 512;
-            EXPECT_EQ(start, expected) << what;
+            EXPECT_EQ(start, reading_b_in_place(starts.front())) << what;
             ++in_place_b;
             continue;
           }
@@ -415,11 +420,7 @@ TEST(CpuKernelStartingConfigs, AreTheDefaultThenEachRegisterFillingTile) {
     ASSERT_EQ(starts.size(), 4u) << to_string(precision);
     EXPECT_EQ(std::pair(starts[0].at("MR"), starts[0].at("NV")), std::pair(ParamValue{6}, ParamValue{2}));
     EXPECT_EQ(std::pair(starts[1].at("MR"), starts[1].at("NV")), std::pair(ParamValue{4}, ParamValue{3}));
-    Config in_place_b = starts[0];
-    in_place_b["PACK_B"] = 0;
-    in_place_b["KC"] = starts[0].at("KC") / 4;
-    in_place_b["NC"] = 512;
-    EXPECT_EQ(starts[2], in_place_b);
+    EXPECT_EQ(starts[2], reading_b_in_place(starts[0]));
     Config rows = starts[0];
     rows["SPLIT_ROWS"] = 1;
     EXPECT_EQ(starts[3], rows);
@@ -671,10 +672,10 @@ TEST(PackedKernel, SplitsTheRowsBetweenThreadsWhenAskedToWithTheSameResult) {
 
 // 05 with PACK_B=0 reads a row-major B's panels where they lie, all but a last panel that ends
 // inside a vector (packed alone, as its loads would run past B's last row); a transposed B is
-// packed either way. Against PACK_B=1, on poisoned C, with B's rows padded, both precisions: a
-// last panel ending inside a vector, one of whole vectors narrower than NR, one as wide as NR;
-// one thread and two sharing the A panels; three blocks of depth; every layout; each instruction
-// set the CPU has.
+// packed either way. Both settings against the fp64 reference, on poisoned C, with B's rows
+// padded, both precisions: a last panel ending inside a vector, one of whole vectors narrower than
+// NR, one as wide as NR; one thread and two sharing the A panels; three blocks of depth; every
+// layout; each instruction set the CPU has.
 TEST(PackedKernel, ReadsARowMajorBInPlaceOrPackedWithTheSameResult) {
   const Kernel& packed = registry().kernel("cpu", "05_packed_avx512");
   SKIP_IF_UNSUPPORTED(packed);
@@ -692,7 +693,7 @@ TEST(PackedKernel, ReadsARowMajorBInPlaceOrPackedWithTheSameResult) {
               config["NV"] = 2;
               config["MC"] = 48;
               config["KC"] = 32;  // three blocks of depth: in place, the panel starts pc rows into B
-              config["NC"] = std::max<std::int64_t>(64, 4 * nr);  // the space's smallest NC
+              config["NC"] = std::max<std::int64_t>(64, 4 * nr);  // 4 panels, or the space's smallest NC
               config["threads"] = std::min<ParamValue>(threads, std::max(1, device->info().cores));
               config["PACK_B"] = pack_b;
               expect_matches_reference_in_layout(
