@@ -2,7 +2,9 @@
 // benchmark's set (blas_benchmark_shapes()) in fp32 and fp64, libgemmlab_blas.so's cblas_sgemm /
 // cblas_dgemm (as a program calls it: the table for this machine, else the defaults) timed in
 // alternating blocks with each peer library on the same buffers (measure_interleaved: each block
-// starts with discarded runs, so the other library's spinning threads have settled). Prints one
+// starts with discarded runs, so the other library's spinning threads have settled; at least
+// eight blocks a side, result_min_blocks, so that a product of microseconds is not sampled in one
+// burst per side). Prints one
 // JSON document: per shape and peer, both medians and their ratio. A shape given as MxNxK:TT
 // (--shapes) is called with those transposes, each operand stored as they say, and named so. For
 // the squares of 1024 and more, gemmlab is also timed in alternating blocks with the FMA loop
@@ -101,6 +103,7 @@ int main(int argc, char** argv) {
     measure.max_seconds = o.max_seconds;
     measure.min_repetitions = 3;
     measure.target_spread = 0.03;
+    measure.min_blocks = result_min_blocks;  // 64^3 fills max_repetitions in a few milliseconds
 
     const DeviceInfo host = cpu::detect();
     nlohmann::json results = nlohmann::json::array(), ceilings = nlohmann::json::array();

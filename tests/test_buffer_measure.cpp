@@ -285,6 +285,50 @@ TEST(MeasureInterleaved, RespectsMaxRepetitionsOnBothSides) {
   EXPECT_EQ(a.samples_s.size(), 30u);
 }
 
+// A side of a few microseconds a run fills a block's worth of runs at once: with one block a side
+// it would fill max_repetitions in its first block, and the two sides would each be sampled in a
+// single burst. min_blocks splits max_repetitions over that many alternating blocks.
+TEST(MeasureInterleaved, SamplesAFastSideInAtLeastMinBlocksBlocks) {
+  for (const int min_blocks : {1, 4}) {
+    Interleaving fake;
+    fake.first_of_block = fake.steady = 0x1p-20;  // about a microsecond
+    const MeasureOptions o{.warmup = 0,
+                           .min_repetitions = 3,
+                           .max_repetitions = 40,
+                           .max_seconds = 1e9,
+                           .block_seconds = 0.125,
+                           .settle_seconds = 0,
+                           .min_blocks = min_blocks};
+    const auto [a, b] = measure_interleaved(fake.side('a'), fake.side('b'), o);
+    SCOPED_TRACE("min_blocks " + std::to_string(min_blocks) + ", call sequence: " + fake.sequence);
+    EXPECT_EQ(a.repetitions, 40);
+    EXPECT_EQ(b.repetitions, 40);
+    EXPECT_EQ(blocks_of(fake.sequence, 'a', 0), min_blocks);
+    EXPECT_EQ(blocks_of(fake.sequence, 'b', 0), min_blocks);
+    // One discarded settle run and 40 / min_blocks samples per block, alternating.
+    std::string expected;
+    for (int block = 0; block < min_blocks; ++block)
+      expected += std::string(1 + 40 / min_blocks, 'a') + std::string(1 + 40 / min_blocks, 'b');
+    EXPECT_EQ(fake.sequence, expected);
+  }
+}
+
+TEST(MeasureInterleaved, TakesMinBlocksEvenWhenTheFirstAreSteadyAndPastTheTimeLimit) {
+  Interleaving fake;
+  fake.first_of_block = fake.steady = 1.0;  // spread 0 from the first block, time limit passed
+  const MeasureOptions o{.warmup = 0,
+                         .min_repetitions = 1,
+                         .max_repetitions = 1000,
+                         .max_seconds = 1e-3,
+                         .block_seconds = 0.1,
+                         .settle_seconds = 0.5,
+                         .min_blocks = 3};
+  const auto [a, b] = measure_interleaved(fake.side('a'), fake.side('b'), o);
+  EXPECT_EQ(a.repetitions, 3);
+  EXPECT_EQ(b.repetitions, 3);
+  EXPECT_EQ(fake.sequence, "aabbaabbaabb");
+}
+
 // Three sides take their blocks in turn, as two do; each measurement is its own side's.
 TEST(MeasureRoundRobin, TakesTheBlocksOfEverySideInTurn) {
   Interleaving fake;

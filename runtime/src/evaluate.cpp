@@ -54,7 +54,7 @@ class PowerSamples {
 MeasureOptions for_device(const Device& device, MeasureOptions options) {
   if (!device.deterministic_timing()) return options;
   options.warmup = 0;
-  options.min_repetitions = options.max_repetitions = 1;
+  options.min_repetitions = options.max_repetitions = options.min_blocks = 1;
   options.settle_seconds = options.block_seconds = 0;
   return options;
 }

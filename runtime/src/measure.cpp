@@ -63,6 +63,10 @@ std::vector<Measurement> measure_round_robin(const std::vector<std::function<dou
   // burst between long stretches of the other.
   constexpr double balance_limit_s = 1.0;
   double longest = 0;
+  // Runs one block may take, so that max_repetitions leaves room for min_blocks blocks.
+  const int min_blocks = std::max(1, options.min_blocks);
+  const int block_cap = std::max(1, std::min(1000, options.max_repetitions / min_blocks));
+  int blocks = 0;  // of each side
   // One block: discarded runs for settle_seconds, then enough runs to fill the block.
   auto block = [&](const std::function<double()>& run, std::vector<double>& into) {
     double settled = 0, last = 0;
@@ -72,7 +76,7 @@ std::vector<Measurement> measure_round_robin(const std::vector<std::function<dou
     } while (settled < options.settle_seconds);
     longest = std::max(longest, last);
     const double span = std::max(options.block_seconds, std::min(longest, balance_limit_s));
-    const int count = static_cast<int>(std::clamp(span / std::max(last, 1e-9), 1.0, 1000.0));
+    const int count = static_cast<int>(std::clamp(span / std::max(last, 1e-9), 1.0, double(block_cap)));
     for (int i = 0; i < count && static_cast<int>(into.size()) < options.max_repetitions; ++i) {
       into.push_back(run());
       total += into.back();
@@ -87,7 +91,7 @@ std::vector<Measurement> measure_round_robin(const std::vector<std::function<dou
     for (const auto& run : runs) run();
   while (fewest() < options.max_repetitions) {
     for (std::size_t r = 0; r < runs.size(); ++r) block(runs[r], samples[r]);
-    if (fewest() < min_reps) continue;
+    if (++blocks < min_blocks || fewest() < min_reps) continue;
     if (total >= static_cast<double>(runs.size()) * options.max_seconds) break;
     if (std::all_of(samples.begin(), samples.end(),
                     [&](const std::vector<double>& s) { return summarize(s).spread <= options.target_spread; }))

@@ -17,6 +17,7 @@ struct MeasureOptions {
   double target_spread = 0.02;   // stop once (q3 - q1) / median is at most this
   double block_seconds = 0.25;   // measure_interleaved: sampled time of one block
   double settle_seconds = 0.15;  // measure_interleaved: discarded runs at the start of a block
+  int min_blocks = 1;            // measure_interleaved: blocks of each side at least (see there)
 };
 
 struct Measurement {
@@ -38,11 +39,22 @@ Measurement measure(const std::function<double()>& run_once, const MeasureOption
 // spinning on the cores — OpenBLAS's idle workers poll for 2^28 TSC cycles (~0.1 s) after each
 // call, OpenMP's for a shorter while — and would slow this side's first runs. Then the block
 // samples for about `block_seconds`, or as long as the longest single run seen on either side
-// (at most 1 s): beside a slow kernel the fast side is sampled over a comparable stretch. Stops when both have min_repetitions and either both spreads
-// are within target or the sampled time of both reaches 2 x max_seconds.
+// (at most 1 s): beside a slow kernel the fast side is sampled over a comparable stretch. Stops when both
+// have min_repetitions and either both spreads are within target or the sampled time of both reaches 2 x
+// max_seconds. Each side's samples come from at least `min_blocks` blocks: a block takes at most
+// max_repetitions / min_blocks runs, and the measurement does not stop before. With one block a
+// side (min_blocks 1), a product of a few microseconds fills max_repetitions in its first block,
+// so the two sides are sampled once each, a few milliseconds apart: a ratio then says which
+// side a slow stretch of the machine happened to fall on. Ratios that are results take several
+// blocks (result_min_blocks); a search's many evaluations keep one, as each block costs a settle.
 std::pair<Measurement, Measurement> measure_interleaved(const std::function<double()>& run_a,
                                                         const std::function<double()>& run_b,
                                                         const MeasureOptions& options = {});
+// min_blocks for a ratio reported as a result (`gemmlab run`, the BLAS benchmark). On a 2-core
+// VM with a noisy host, 05 at 128^3 against oneDNN in one process each, six processes per
+// setting: 0.43-1.36 with one block a side, 0.95-1.06 with eight.
+inline constexpr int result_min_blocks = 8;
+
 // The same for any number of runs, in turn (a a a, b b b, c c c, a a a, ...): one measurement each,
 // in the order given. Stops when all have min_repetitions and either every spread is within
 // target or the sampled time reaches runs.size() x max_seconds.
