@@ -13,6 +13,10 @@
 // the peers are.
 //
 //   blas_bench --threads N [--shapes MxNxK[:TT],...] [--precision fp32|fp64] [--max-seconds S]
+//              [--blocks B]
+//
+// --blocks: alternating blocks of each side at least (default result_min_blocks, 8; fewer is
+// quicker and, for products of microseconds, noisier).
 //
 // GEMMLAB_NUM_THREADS is set to N before the library is loaded; each peer gets set_threads(N).
 // Peers: openblas, blis, and onednn (fp32 only) where it loads; one that does not is reported
@@ -50,6 +54,7 @@ struct Options {
   std::vector<Problem> shapes = blas_benchmark_shapes();
   std::vector<Precision> precisions = {Precision::fp32, Precision::fp64};
   double max_seconds = 1.0;
+  int blocks = result_min_blocks;
 };
 
 Options parse(int argc, char** argv) {
@@ -71,6 +76,9 @@ Options parse(int argc, char** argv) {
       o.precisions = {parse_precision(value)};
     } else if (arg == "--max-seconds") {
       o.max_seconds = std::atof(value);
+    } else if (arg == "--blocks") {
+      o.blocks = std::atoi(value);
+      if (o.blocks < 1) throw std::invalid_argument("--blocks must be at least 1");
     } else {
       throw std::invalid_argument("unknown option " + arg);
     }
@@ -103,7 +111,7 @@ int main(int argc, char** argv) {
     measure.max_seconds = o.max_seconds;
     measure.min_repetitions = 3;
     measure.target_spread = 0.03;
-    measure.min_blocks = result_min_blocks;  // 64^3 fills max_repetitions in a few milliseconds
+    measure.min_blocks = o.blocks;
 
     const DeviceInfo host = cpu::detect();
     nlohmann::json results = nlohmann::json::array(), ceilings = nlohmann::json::array();
@@ -181,12 +189,13 @@ int main(int argc, char** argv) {
           }
         }
       }
-    std::printf(
-        "%s\n",
-        nlohmann::json(
-            {{"threads", o.threads}, {"results", results}, {"ceilings", ceilings}, {"skipped", skipped}})
-            .dump(1)
-            .c_str());
+    std::printf("%s\n", nlohmann::json({{"threads", o.threads},
+                                        {"blocks", o.blocks},
+                                        {"results", results},
+                                        {"ceilings", ceilings},
+                                        {"skipped", skipped}})
+                            .dump(1)
+                            .c_str());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "blas_bench: %s\n", e.what());
