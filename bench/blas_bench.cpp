@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
         skipped[name] = e.what();
       }
     }
-    MeasureOptions measure;
+    MeasureOptions measure = result_measure();
     measure.max_seconds = o.max_seconds;
     measure.min_repetitions = 3;
     measure.target_spread = 0.03;

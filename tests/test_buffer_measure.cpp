@@ -313,20 +313,28 @@ TEST(MeasureInterleaved, SamplesAFastSideInAtLeastMinBlocksBlocks) {
   }
 }
 
-TEST(MeasureInterleaved, TakesMinBlocksEvenWhenTheFirstAreSteadyAndPastTheTimeLimit) {
-  Interleaving fake;
-  fake.first_of_block = fake.steady = 1.0;  // spread 0 from the first block, time limit passed
-  const MeasureOptions o{.warmup = 0,
-                         .min_repetitions = 1,
-                         .max_repetitions = 1000,
-                         .max_seconds = 1e-3,
-                         .block_seconds = 0.1,
-                         .settle_seconds = 0.5,
-                         .min_blocks = 3};
-  const auto [a, b] = measure_interleaved(fake.side('a'), fake.side('b'), o);
-  EXPECT_EQ(a.repetitions, 3);
-  EXPECT_EQ(b.repetitions, 3);
-  EXPECT_EQ(fake.sequence, "aabbaabbaabb");
+// A spread within target from the first block does not end the measurement before min_blocks
+// blocks; the time limit does (a slow product's blocks of one run each already alternate).
+TEST(MeasureInterleaved, ASteadyFirstBlockDoesNotEndItBeforeMinBlocksTheTimeLimitDoes) {
+  for (const double max_seconds : {1e9, 1e-3}) {
+    Interleaving fake;
+    fake.first_of_block = fake.steady = 1.0;  // spread 0 from the first block
+    const MeasureOptions o{.warmup = 0,
+                           .min_repetitions = 1,
+                           .max_repetitions = 1000,
+                           .max_seconds = max_seconds,
+                           .block_seconds = 0.1,
+                           .settle_seconds = 0.5,
+                           .min_blocks = 3};
+    const auto [a, b] = measure_interleaved(fake.side('a'), fake.side('b'), o);
+    const int blocks = max_seconds > 1 ? 3 : 1;
+    SCOPED_TRACE("max_seconds " + std::to_string(max_seconds));
+    EXPECT_EQ(a.repetitions, blocks);
+    EXPECT_EQ(b.repetitions, blocks);
+    std::string expected;
+    for (int block = 0; block < blocks; ++block) expected += "aabb";
+    EXPECT_EQ(fake.sequence, expected);
+  }
 }
 
 // Three sides take their blocks in turn, as two do; each measurement is its own side's.

@@ -72,8 +72,8 @@ void add_run_command(CLI::App& app, Outcome& outcome) {
 
     EvaluationOptions eval;
     eval.seed = o->seed;
+    eval.measure = result_measure();  // its ratio is what the user reads
     eval.measure.max_seconds = o->max_seconds;
-    eval.measure.min_blocks = result_min_blocks;  // its ratio is what the user reads
     eval.time = !untimed;
     Evaluation e = evaluate(*setup.device, kernel, config, p, setup.truth.get(), setup.reference.get(), eval);
     const LaunchCounts counts = last_launch_counts(*setup.device);

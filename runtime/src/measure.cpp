@@ -64,8 +64,9 @@ std::vector<Measurement> measure_round_robin(const std::vector<std::function<dou
   constexpr double balance_limit_s = 1.0;
   double longest = 0;
   // Runs one block may take, so that max_repetitions leaves room for min_blocks blocks.
+  constexpr int max_block_runs = 1000;
   const int min_blocks = std::max(1, options.min_blocks);
-  const int block_cap = std::max(1, std::min(1000, options.max_repetitions / min_blocks));
+  const int block_cap = std::max(1, std::min(max_block_runs, options.max_repetitions / min_blocks));
   int blocks = 0;  // of each side
   // One block: discarded runs for settle_seconds, then enough runs to fill the block.
   auto block = [&](const std::function<double()>& run, std::vector<double>& into) {
@@ -91,10 +92,14 @@ std::vector<Measurement> measure_round_robin(const std::vector<std::function<dou
     for (const auto& run : runs) run();
   while (fewest() < options.max_repetitions) {
     for (std::size_t r = 0; r < runs.size(); ++r) block(runs[r], samples[r]);
-    if (++blocks < min_blocks || fewest() < min_reps) continue;
+    ++blocks;
+    if (fewest() < min_reps) continue;
     if (total >= static_cast<double>(runs.size()) * options.max_seconds) break;
-    if (std::all_of(samples.begin(), samples.end(),
-                    [&](const std::vector<double>& s) { return summarize(s).spread <= options.target_spread; }))
+    // A steady first block does not end it: the sides' blocks must alternate min_blocks times.
+    if (blocks >= min_blocks &&
+        std::all_of(samples.begin(), samples.end(), [&](const std::vector<double>& s) {
+          return summarize(s).spread <= options.target_spread;
+        }))
       break;
   }
   std::vector<Measurement> out;
