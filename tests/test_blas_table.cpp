@@ -238,6 +238,34 @@ TEST(BlasTablePath, FollowsTheEnvironment) {
 }
 
 // From the cache: the fastest valid `ok` result per class, for this device and today's kernel.
+// A round of finalists of a product of microseconds: with the search's own options each finalist
+// fills its 50 runs in one block, timed in turn (one burst each); with finalist_measure they take
+// at least four alternating blocks each.
+TEST(BlasFinalists, AreTimedInSeveralAlternatingBlocksNotOneBurstEach) {
+  const auto blocks_of_each = [](const MeasureOptions& options) {
+    std::string sequence;
+    std::vector<std::function<double()>> runs;
+    for (const char name : {'a', 'b', 'c'})
+      runs.push_back([&sequence, name] {
+        sequence += name;
+        return 0x1p-20;  // about a microsecond
+      });
+    measure_round_robin(runs, options);
+    std::map<char, int> blocks;
+    for (std::size_t i = 0; i < sequence.size(); ++i)
+      if (i == 0 || sequence[i] != sequence[i - 1]) ++blocks[sequence[i]];
+    return blocks;
+  };
+  const MeasureOptions search = TuneOptions{}.measure;
+  for (const auto& [name, blocks] : blocks_of_each(search))
+    EXPECT_EQ(blocks, 1 + search.warmup)
+        << name << ": the search's options (the warm-up run is a block of its own)";
+  const MeasureOptions finalists = finalist_measure(search);
+  EXPECT_EQ(finalists.max_seconds, search.max_seconds);
+  EXPECT_EQ(finalists.target_spread, search.target_spread);
+  for (const auto& [name, blocks] : blocks_of_each(finalists)) EXPECT_GE(blocks, 4 + search.warmup) << name;
+}
+
 TEST(BlasTableFromCache, KeepsTheFastestValidResultPerClassOfThisDeviceAndKernelSource) {
   Scratch scratch;
   ResultsCache cache(scratch.file("c.sqlite"));

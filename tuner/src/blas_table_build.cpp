@@ -182,6 +182,13 @@ std::vector<std::string_view> blas_tuning_kernels(const Problem& p) {
   return {"06_small_m", "05_packed_avx512"};
 }
 
+MeasureOptions finalist_measure(MeasureOptions search) {
+  constexpr int finalist_blocks = 4;
+  search.min_blocks = std::max(search.min_blocks, finalist_blocks);
+  search.max_repetitions = std::max(search.max_repetitions, 1000 * search.min_blocks);
+  return search;
+}
+
 std::size_t tune_missing_classes(Device& device,
                                  const std::function<std::vector<const Kernel*>(const Problem&)>& kernels_for,
                                  Reference* truth_fp64, Reference* reference, ResultsCache& cache,
@@ -200,7 +207,7 @@ std::size_t tune_missing_classes(Device& device,
       time_finalists ? time_finalists
                      : [&](const Problem& p, const std::vector<std::pair<const Kernel*, Config>>& candidates) {
                          Evaluator evaluator(device, p, truth_fp64, options.seed);
-                         return evaluator.time_together(candidates, options.measure);
+                         return evaluator.time_together(candidates, finalist_measure(options.measure));
                        };
   struct Finalist {
     const Kernel* kernel;

@@ -39,23 +39,24 @@ Measurement measure(const std::function<double()>& run_once, const MeasureOption
 // spinning on the cores — OpenBLAS's idle workers poll for 2^28 TSC cycles (~0.1 s) after each
 // call, OpenMP's for a shorter while — and would slow this side's first runs. Then the block
 // samples for about `block_seconds`, or as long as the longest single run seen on either side
-// (at most 1 s): beside a slow kernel the fast side is sampled over a comparable stretch. Stops when both
-// have min_repetitions and either both spreads are within target or the sampled time of both reaches 2 x
-// max_seconds. Each side's samples come from at least `min_blocks` blocks unless the time limit
-// ends it first: a block takes at most max_repetitions / min_blocks runs, and spreads within
-// target do not end it before. (A slow product reaches the time limit in a few blocks of one run
-// each, already alternating: forcing more would only add to its cost.) With one block a
-// side (min_blocks 1), a product of a few microseconds fills max_repetitions in its first block,
-// so the two sides are sampled once each, a few milliseconds apart: a ratio then says which
-// side a slow stretch of the machine happened to fall on. Ratios that are results take several
-// blocks (result_min_blocks); a search's many evaluations keep one, as each block costs a settle.
+// (at most 1 s): beside a slow kernel the fast side is sampled over a comparable stretch. Stops
+// when both have min_repetitions and either both spreads are within target or the sampled time of
+// both reaches 2 x max_seconds.
+// Each side's samples come from at least `min_blocks` blocks unless the time limit ends it first:
+// a block takes at most max_repetitions / min_blocks runs, and spreads within target do not end
+// it before. (A slow product reaches the time limit in a few blocks of one run each, already
+// alternating; forcing more would only add to its cost.) With one block a side, a product of a
+// few microseconds fills max_repetitions in its first block: the two sides are sampled once each,
+// a few milliseconds apart, and the ratio says which side a slow moment of the machine fell on.
+// Ratios that are results take several blocks (result_measure); a search's many evaluations keep
+// one, as each block costs a settle.
 std::pair<Measurement, Measurement> measure_interleaved(const std::function<double()>& run_a,
                                                         const std::function<double()>& run_b,
                                                         const MeasureOptions& options = {});
 // `options` for a ratio reported as a result (`gemmlab run`, the BLAS benchmark): eight blocks a
-// side, each up to the 1000 runs a block takes at most, so that a product of microseconds is
-// sampled in alternation over up to 8000 runs a side. (05 at 128^3 against oneDNN on a 2-core VM with a noisy
-// host, six processes: 0.43-1.36 with one block of up to 1000 runs a side.)
+// side, each of up to the 1000 runs a block takes at most, so that a product of microseconds is
+// sampled in alternation over up to 8000 runs a side. (05 at 128^3 against oneDNN on a 2-core VM
+// with a noisy host, six processes: 0.43-1.36 with one block of up to 1000 runs a side.)
 inline constexpr int result_min_blocks = 8;
 inline MeasureOptions result_measure(MeasureOptions options = {}) {
   options.min_blocks = result_min_blocks;
@@ -65,7 +66,7 @@ inline MeasureOptions result_measure(MeasureOptions options = {}) {
 
 // The same for any number of runs, in turn (a a a, b b b, c c c, a a a, ...): one measurement each,
 // in the order given. Stops when all have min_repetitions and either every spread is within
-// target or the sampled time reaches runs.size() x max_seconds.
+// target (after min_blocks blocks each) or the sampled time reaches runs.size() x max_seconds.
 std::vector<Measurement> measure_round_robin(const std::vector<std::function<double()>>& runs,
                                              const MeasureOptions& options = {});
 

@@ -164,6 +164,11 @@ using BlasTuningProgress = std::function<void(const BlasTuningStep&)>;
 // round of a problem's finalists together, one Timing per candidate in order (default:
 // Evaluator::time_together on `device`).
 using RunnerFactory = std::function<std::unique_ptr<ConfigurationRunner>(const Kernel&, const Problem&)>;
+// How the default FinalistTimer times a round: the search's options, but each finalist sampled in
+// at least four alternating blocks of up to 1000 runs (measure_interleaved's min_blocks). The
+// search's 50 runs a side fill one block of a product of microseconds, so its finalists would each
+// be timed in one burst, in turn, and a slow moment of the machine would pick the winner.
+MeasureOptions finalist_measure(MeasureOptions search);
 using FinalistTimer =
     std::function<std::vector<Timing>(const Problem&, const std::vector<std::pair<const Kernel*, Config>>&)>;
 std::size_t tune_missing_classes(Device& device,
