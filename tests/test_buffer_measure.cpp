@@ -224,13 +224,7 @@ struct Interleaving {
   }
 };
 
-// Number of maximal runs of `name` in `s` after the first `skip` characters.
-int blocks_of(const std::string& s, char name, std::size_t skip) {
-  int blocks = 0;
-  for (std::size_t i = skip; i < s.size(); ++i)
-    if (s[i] == name && (i == skip || s[i - 1] != name)) ++blocks;
-  return blocks;
-}
+using testing::blocks_of;
 
 TEST(MeasureInterleaved, AlternatesBlocksAndDiscardsTheSettleRunsOfEachBlock) {
   Interleaving fake;

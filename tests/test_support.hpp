@@ -24,6 +24,15 @@
 
 namespace gemmlab::testing {
 
+// Number of maximal runs of `name` in `s` after the first `skip` characters: the blocks of one
+// side of an alternating measurement whose runs each append their side's name to `s`.
+inline int blocks_of(const std::string& s, char name, std::size_t skip = 0) {
+  int blocks = 0;
+  for (std::size_t i = skip; i < s.size(); ++i)
+    if (s[i] == name && (i == skip || s[i - 1] != name)) ++blocks;
+  return blocks;
+}
+
 // Sets an environment variable for the lifetime of the object (unset when `value` is null), then
 // restores it.
 class ScopedEnv {
